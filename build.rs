@@ -1,0 +1,315 @@
+//! Build script: compiles the CUDA engine in `cuda/` with nvcc and embeds it.
+//!
+//! 1. Parses the X-macro tables of `cuda/` (element types, operators, tuning) — the single source of
+//!    truth — and generates `OUT_DIR/kernels.rs`: the `DType` and `OpKind` enums, the kernel-name table,
+//!    the tuning table and the embedded fatbins.
+//! 2. Finds nvcc (`NVCC`, `CUDA_HOME`, `CUDA_PATH`, `PATH`, `/usr/local/cuda`, then the PyPI wheel
+//!    `nvidia-cuda-nvcc` through `python3`) and compiles every `cuda/kernels/*.cu` into one fatbin, in
+//!    parallel: SASS for each architecture of `LOOKBACK_CUDA_ARCHS` (default `80,86,89,90`) plus PTX for
+//!    the newest, so newer GPUs can JIT it.
+//! 3. Without nvcc the crate still builds (a cargo warning says how to get one); GPU entry points then
+//!    return `Error::KernelsNotBuilt`. When nvcc fails, the build fails with its command and stderr.
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_ARCHS: &str = "80,86,89,90";
+const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 \
+nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 (or install the CUDA toolkit, or set NVCC)";
+
+fn main() {
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let cuda = Path::new("cuda");
+    for var in ["NVCC", "CUDA_HOME", "CUDA_PATH", "PATH", "LOOKBACK_CUDA_ARCHS", "LOOKBACK_NO_NVCC"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    rerun_for_dir(cuda);
+
+    let types = parse_xmacro(&read(&cuda.join("types.cuh")), "LOOKBACK_TYPES");
+    let ops = parse_xmacro(&read(&cuda.join("ops.cuh")), "LOOKBACK_OPS");
+    let tuning = parse_xmacro(&read(&cuda.join("tuning.cuh")), "LOOKBACK_TUNING");
+
+    let mut sources: Vec<PathBuf> = fs::read_dir(cuda.join("kernels"))
+        .expect("cuda/kernels exists")
+        .map(|e| e.expect("readable cuda/kernels").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    sources.sort();
+
+    let images = match find_nvcc() {
+        Some(nvcc) => Some(compile_all(&nvcc, &sources, &out_dir)),
+        None => {
+            println!(
+                "cargo:warning=lookback: nvcc not found, so the CUDA kernels are not built and every GPU \
+                 call will return Error::KernelsNotBuilt (host paths still work). To build them: {NVCC_HINT}"
+            );
+            None
+        }
+    };
+    let generated = generate(&types, &ops, &tuning, &sources, images.as_deref());
+    fs::write(out_dir.join("kernels.rs"), generated).expect("write kernels.rs");
+}
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap_or_else(|e| panic!("lookback build: cannot read {}: {e}", p.display()))
+}
+
+fn rerun_for_dir(dir: &Path) {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    for entry in fs::read_dir(dir).expect("cuda/ exists").flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            rerun_for_dir(&p);
+        } else {
+            println!("cargo:rerun-if-changed={}", p.display());
+        }
+    }
+}
+
+/// Rows `X(a, b, …)` of the X-macro `#define NAME(X) \` … in a header, one row per line.
+fn parse_xmacro(text: &str, name: &str) -> Vec<Vec<String>> {
+    let head = format!("#define {name}(X)");
+    let mut rows = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with(&head) {
+            inside = true;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let body = t.trim_end_matches('\\').trim();
+        if let Some(args) = body.strip_prefix("X(").and_then(|r| r.strip_suffix(')')) {
+            rows.push(args.split(',').map(|a| a.trim().to_string()).collect());
+        }
+        if !t.ends_with('\\') {
+            break;
+        }
+    }
+    assert!(!rows.is_empty(), "lookback build: no rows in X-macro {name}");
+    rows
+}
+
+fn find_nvcc() -> Option<PathBuf> {
+    if env::var_os("LOOKBACK_NO_NVCC").is_some() {
+        return None;
+    }
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = env::var_os("NVCC") {
+        candidates.push(PathBuf::from(p));
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(root) = env::var_os(var) {
+            candidates.push(PathBuf::from(root).join("bin").join("nvcc"));
+        }
+    }
+    if let Some(path) = env::var_os("PATH") {
+        candidates.extend(env::split_paths(&path).map(|d| d.join("nvcc")));
+    }
+    candidates.push(PathBuf::from("/usr/local/cuda/bin/nvcc"));
+    if let Some(wheel) = wheel_nvcc() {
+        candidates.push(wheel);
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+/// nvcc of the PyPI wheel `nvidia-cuda-nvcc` (`nvidia/cu13/bin/nvcc`; `nvidia.cu13` is a namespace package).
+fn wheel_nvcc() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import nvidia.cu13 as m; print(list(m.__path__)[0])"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let root = String::from_utf8(out.stdout).ok()?;
+    Some(PathBuf::from(root.trim()).join("bin").join("nvcc"))
+}
+
+fn arch_flags() -> Vec<String> {
+    let archs = env::var("LOOKBACK_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
+    let mut list: Vec<u32> = archs
+        .split(',')
+        .map(|a| a.trim().trim_start_matches("sm_"))
+        .filter(|a| !a.is_empty())
+        .map(|a| a.parse().unwrap_or_else(|_| panic!("lookback build: bad LOOKBACK_CUDA_ARCHS entry {a:?}")))
+        .collect();
+    list.sort_unstable();
+    list.dedup();
+    let newest = *list.last().expect("LOOKBACK_CUDA_ARCHS names at least one architecture");
+    let mut flags: Vec<String> =
+        list.iter().map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}")).collect();
+    flags.push(format!("-gencode=arch=compute_{newest},code=compute_{newest}"));
+    flags
+}
+
+/// Compiles every source into `OUT_DIR/<stem>.fatbin`, two at a time (machines here have 2 cores).
+fn compile_all(nvcc: &Path, sources: &[PathBuf], out_dir: &Path) -> Vec<PathBuf> {
+    let flags = arch_flags();
+    let outputs: Vec<PathBuf> = sources
+        .iter()
+        .map(|s| out_dir.join(s.file_stem().expect("a .cu file has a stem")).with_extension("fatbin"))
+        .collect();
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(sources.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(src) = sources.get(i) else { break };
+                    if let Err(msg) = compile_one(nvcc, &flags, src, &outputs[i]) {
+                        failures.lock().expect("no panics while holding the lock").push(msg);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("no panics while holding the lock");
+    if !failures.is_empty() {
+        for f in &failures {
+            eprintln!("{f}");
+        }
+        panic!("lookback build: nvcc failed on {} file(s); see the commands and errors above", failures.len());
+    }
+    outputs
+}
+
+fn compile_one(nvcc: &Path, flags: &[String], src: &Path, out: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(nvcc);
+    cmd.args(["-fatbin", "-std=c++17", "-O3", "--expt-relaxed-constexpr"])
+        .args(flags)
+        .arg("-o")
+        .arg(out)
+        .arg(src);
+    let shown = format!("{cmd:?}");
+    match cmd.output() {
+        Ok(o) if o.status.success() => {
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            for line in stderr.lines().filter(|l| l.contains("warning")) {
+                println!("cargo:warning=lookback nvcc: {line}");
+            }
+            Ok(())
+        }
+        Ok(o) => Err(format!(
+            "lookback build: nvcc failed ({}):\n  {shown}\n{}{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        Err(e) => Err(format!("lookback build: could not run nvcc: {e}\n  {shown}")),
+    }
+}
+
+fn camel(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+}
+
+fn generate(
+    types: &[Vec<String>],
+    ops: &[Vec<String>],
+    tuning: &[Vec<String>],
+    sources: &[PathBuf],
+    images: Option<&[PathBuf]>,
+) -> String {
+    let mut g = String::from("// Generated by build.rs from cuda/types.cuh, cuda/ops.cuh and cuda/tuning.cuh.\n");
+    // DType
+    g += "/// An element type the kernels are compiled for (generated from `cuda/types.cuh`).\n";
+    g += "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n#[non_exhaustive]\npub enum DType {\n";
+    for t in types {
+        writeln!(g, "    /// `{}` (C type `{}`)\n    {},", t[0], t[1], camel(&t[0])).unwrap();
+    }
+    g += "}\n\nimpl DType {\n    /// Every element type, in the order of `cuda/types.cuh`.\n";
+    writeln!(g, "    pub const ALL: [DType; {}] = [", types.len()).unwrap();
+    for t in types {
+        writeln!(g, "        DType::{},", camel(&t[0])).unwrap();
+    }
+    g += "    ];\n    /// The short name used in kernel names (`i32`, `bf16`, …).\n";
+    g += "    pub const fn name(self) -> &'static str {\n        match self {\n";
+    for t in types {
+        writeln!(g, "            DType::{} => \"{}\",", camel(&t[0]), t[0]).unwrap();
+    }
+    g += "        }\n    }\n    /// Whether the type is an integer (bitwise operators exist only for integers).\n";
+    g += "    pub const fn is_integer(self) -> bool {\n        match self {\n";
+    for t in types {
+        writeln!(g, "            DType::{} => {},", camel(&t[0]), t[2] == "int").unwrap();
+    }
+    g += "        }\n    }\n}\n\n";
+    // OpKind
+    g += "/// A scan operator as the kernels know it (generated from `cuda/ops.cuh`).\n";
+    g += "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub(crate) enum OpKind {\n";
+    for o in ops {
+        writeln!(g, "    {},", camel(&o[0])).unwrap();
+    }
+    g += "}\n\n";
+    // Kernel table
+    let image_of = |prefix: &str| {
+        sources
+            .iter()
+            .position(|s| s.file_stem().is_some_and(|f| f.to_string_lossy() == prefix))
+            .unwrap_or_else(|| panic!("lookback build: no cuda/kernels/{prefix}.cu"))
+    };
+    let scan_image = image_of("scan");
+    g += "/// The scan kernel of (operator, type), if one is compiled.\n";
+    g += "pub(crate) const fn scan_kernel(op: OpKind, ty: DType) -> Option<Kernel> {\n    match (op, ty) {\n";
+    let mut names = Vec::new();
+    for o in ops {
+        for t in types {
+            if o[1] == "all" || o[1] == t[2] {
+                let name = format!("lookback_scan_{}_{}", o[0], t[0]);
+                writeln!(
+                    g,
+                    "        (OpKind::{}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {scan_image} }}),",
+                    camel(&o[0]),
+                    camel(&t[0])
+                )
+                .unwrap();
+                names.push(name);
+            }
+        }
+    }
+    g += "        _ => None,\n    }\n}\n\n";
+    g += "/// Every kernel name in the table (for the test that loads them all).\n#[allow(unreachable_pub)]\n";
+    writeln!(g, "pub const ALL_KERNELS: [&str; {}] = [", names.len()).unwrap();
+    for n in &names {
+        writeln!(g, "    \"{n}\",").unwrap();
+    }
+    g += "];\n\n";
+    // Tuning
+    g += "/// Tile shape and back-off of (algorithm, element bytes), from `cuda/tuning.cuh`.\n";
+    g += "pub(crate) const fn tuning(algo: Algo, bytes: usize) -> Tuning {\n    match (algo, bytes) {\n";
+    for r in tuning {
+        writeln!(
+            g,
+            "        (Algo::{}, {}) => Tuning {{ block_threads: {}, chunks_per_thread: {}, first_poll_ns: {}, poll_ns: {} }},",
+            camel(&r[0]),
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5]
+        )
+        .unwrap();
+    }
+    g += "        _ => panic!(\"no tuning entry for this algorithm and element size\"),\n    }\n}\n\n";
+    // Images
+    match images {
+        Some(paths) => {
+            writeln!(g, "/// The embedded fatbins, one per `cuda/kernels/*.cu`.\npub(crate) static IMAGES: Option<[&[u8]; {}]> = Some([", paths.len()).unwrap();
+            for p in paths {
+                writeln!(g, "    include_bytes!({:?}),", p.display().to_string()).unwrap();
+            }
+            g += "]);\n";
+        }
+        None => {
+            writeln!(g, "/// nvcc was not found: no kernels.\npub(crate) static IMAGES: Option<[&[u8]; {}]> = None;", sources.len()).unwrap();
+        }
+    }
+    g
+}

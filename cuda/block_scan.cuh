@@ -1,0 +1,33 @@
+// Block-wide scans and reductions composed from warp scans, through a small shared-memory array of warp
+// totals. Never touch global memory.
+#pragma once
+#include "warp_scan.cuh"
+
+namespace lookback {
+
+template <class A, int WARPS> struct BlockScanStorage {
+    A warp_totals[WARPS];
+};
+
+// Exclusive scan of one value per thread, in thread order, seeded with `identity`. Returns the thread's
+// exclusive prefix; `total` receives the block total. Contains one __syncthreads(); `storage` must not be
+// reused before the next barrier.
+template <class Op, class A, int WARPS>
+__device__ __forceinline__ A block_exclusive_scan(A x, A& total, BlockScanStorage<A, WARPS>& storage) {
+    A incl = warp_inclusive_scan<Op>(x);
+    if (lane_id() == 31) storage.warp_totals[warp_id()] = incl;
+    __syncthreads();
+    A before = Op::template identity<A>();
+    A all = Op::template identity<A>();
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        if (w == (int)warp_id()) before = all;
+        all = Op::apply(all, storage.warp_totals[w]);
+    }
+    total = all;
+    A excl_in_warp = __shfl_up_sync(0xffffffffu, incl, 1);
+    if (lane_id() == 0) return before;
+    return Op::apply(before, excl_in_warp);
+}
+
+}  // namespace lookback

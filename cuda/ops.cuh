@@ -1,0 +1,86 @@
+// Scan operators. Each has `apply` and an `identity` for every accumulator type it supports.
+//
+// `LOOKBACK_OPS(X)` lists them as `X(name, classes)` (one per line; build.rs parses it): `all` ops exist for
+// every element type, `int` ops only for integers.
+#pragma once
+#include <cstdint>
+#include <cmath>
+#include <type_traits>
+
+#define LOOKBACK_OPS(X) \
+    X(sum, all)         \
+    X(min, all)         \
+    X(max, all)         \
+    X(and, int)         \
+    X(or, int)          \
+    X(xor, int)
+
+namespace lookback {
+
+template <class A> struct Limits;
+#define LOOKBACK_INT_LIMITS(T, LO, HI)                                              \
+    template <> struct Limits<T> {                                                  \
+        static __device__ __forceinline__ T lowest() { return (T)(LO); }           \
+        static __device__ __forceinline__ T highest() { return (T)(HI); }          \
+    };
+LOOKBACK_INT_LIMITS(int8_t, -128, 127)
+LOOKBACK_INT_LIMITS(int16_t, -32768, 32767)
+LOOKBACK_INT_LIMITS(int32_t, INT32_MIN, INT32_MAX)
+LOOKBACK_INT_LIMITS(int64_t, INT64_MIN, INT64_MAX)
+LOOKBACK_INT_LIMITS(uint8_t, 0, 0xff)
+LOOKBACK_INT_LIMITS(uint16_t, 0, 0xffff)
+LOOKBACK_INT_LIMITS(uint32_t, 0, 0xffffffffu)
+LOOKBACK_INT_LIMITS(uint64_t, 0, 0xffffffffffffffffull)
+#undef LOOKBACK_INT_LIMITS
+template <> struct Limits<float> {
+    static __device__ __forceinline__ float lowest() { return -INFINITY; }
+    static __device__ __forceinline__ float highest() { return INFINITY; }
+};
+template <> struct Limits<double> {
+    static __device__ __forceinline__ double lowest() { return -(double)INFINITY; }
+    static __device__ __forceinline__ double highest() { return (double)INFINITY; }
+};
+
+// Integer sums wrap: add as unsigned so signed overflow is defined.
+struct OpSum {
+    template <class A> static __device__ __forceinline__ A apply(A a, A b) {
+        if constexpr (std::is_integral_v<A>) {
+            using U = std::make_unsigned_t<A>;
+            return (A)(U)((U)a + (U)b);
+        } else {
+            return a + b;
+        }
+    }
+    // -0.0 rather than +0.0: it leaves every float unchanged, a negative zero included.
+    template <class A> static __device__ __forceinline__ A identity() {
+        if constexpr (std::is_integral_v<A>) return A(0); else return A(-0.0);
+    }
+};
+// Float min/max ignore NaN (IEEE minNum/maxNum, like Rust's f32::min): associative and commutative even
+// with NaNs, so the result does not depend on the order the look-back combines tiles in.
+struct OpMin {
+    template <class A> static __device__ __forceinline__ A apply(A a, A b) {
+        if constexpr (std::is_integral_v<A>) return b < a ? b : a; else return fmin(a, b);
+    }
+    template <class A> static __device__ __forceinline__ A identity() { return Limits<A>::highest(); }
+};
+struct OpMax {
+    template <class A> static __device__ __forceinline__ A apply(A a, A b) {
+        if constexpr (std::is_integral_v<A>) return a < b ? b : a; else return fmax(a, b);
+    }
+    template <class A> static __device__ __forceinline__ A identity() { return Limits<A>::lowest(); }
+};
+struct OpAnd {
+    template <class A> static __device__ __forceinline__ A apply(A a, A b) { return (A)(a & b); }
+    template <class A> static __device__ __forceinline__ A identity() { return (A)~A(0); }
+};
+struct OpOr {
+    template <class A> static __device__ __forceinline__ A apply(A a, A b) { return (A)(a | b); }
+    template <class A> static __device__ __forceinline__ A identity() { return A(0); }
+};
+struct OpXor {
+    template <class A> static __device__ __forceinline__ A apply(A a, A b) { return (A)(a ^ b); }
+    template <class A> static __device__ __forceinline__ A identity() { return A(0); }
+};
+
+}  // namespace lookback

@@ -1,0 +1,90 @@
+// Tile-status words: how a tile publishes its aggregate (A) or inclusive prefix (P), and how a successor
+// reads it. The look-back (lookback.cuh) only sees `publish` and `read`.
+//
+// Epochs. Every status word carries the epoch of the launch that wrote it (1..=255, chosen by the host,
+// never 0). A word whose epoch is not the current one reads as X ("not ready"), so a workspace can be
+// reused by the next launch without a separate initialisation launch: one kernel launch per call. Zeroed
+// memory has epoch 0 and reads as X. The host clears the words and restarts at epoch 1 after 255 launches,
+// so a word left by an older launch with the same epoch number can never be mistaken for a fresh one.
+//
+// Invariant 1 (packed status words): a reader must never see a flag without its value. Values of at most
+// 4 bytes travel in the same 64-bit word as their flag, written and read with one single-copy-atomic
+// access. 8-byte values use two words: the value is stored first and the flag is published after it with
+// release semantics; a reader that sees the flag with acquire semantics then reads the value, which the
+// release/acquire pair guarantees it sees (never a plain 128-bit access: CUB issue #612). A/P values are in
+// separate slots, so a value slot is written exactly once per epoch and never changes under a reader.
+#pragma once
+#include "common.cuh"
+#include "types.cuh"
+
+namespace lookback {
+
+enum : unsigned { STATUS_X = 0, STATUS_A = 1, STATUS_P = 2 };
+
+__device__ __forceinline__ unsigned make_tag(unsigned epoch, unsigned state) { return (epoch << 2) | state; }
+// The state of a tag, or X when the tag belongs to another launch.
+__device__ __forceinline__ unsigned tag_state(unsigned tag, unsigned epoch) {
+    return (tag >> 2) == epoch ? (tag & 3u) : STATUS_X;
+}
+
+// Values of at most 4 bytes: word = tag << 32 | value bits.
+//
+// ORDERED selects release/acquire. A scan needs none: a reader uses nothing but the value, which is inside
+// the word it read atomically, so relaxed (but strong, GPU-scope) accesses suffice. In-place compaction
+// needs them: seeing a predecessor's flag must also mean that the predecessor's loads of its input are
+// finished before this tile overwrites that memory (invariant 3, agent_select.cuh).
+template <class A, bool ORDERED> struct PackedState {
+    static_assert(sizeof(A) <= 4, "PackedState holds values of at most 4 bytes");
+    uint64_t* words;
+    unsigned epoch;
+
+    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, A value) const {
+        uint64_t w = ((uint64_t)make_tag(epoch, state) << 32) | (uint64_t)to_bits(value);
+        if (ORDERED) st_release(words + tile, w); else st_relaxed(words + tile, w);
+    }
+    __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
+        uint64_t w = ORDERED ? ld_acquire(words + tile) : ld_relaxed(words + tile);
+        value = from_bits<A>((typename Bits<sizeof(A)>::type)(w & 0xffffffffu));
+        return tag_state((unsigned)(w >> 32), epoch);
+    }
+};
+
+// 8-byte values: flag word + two value slots per tile (values[2t] = aggregate, values[2t+1] = prefix).
+template <class A> struct TwoWordState {
+    static_assert(sizeof(A) == 8, "TwoWordState holds 8-byte values");
+    uint64_t* words;
+    uint64_t* values;
+    unsigned epoch;
+
+    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, A value) const {
+        st_relaxed(values + 2 * tile + (state == STATUS_P), to_bits(value));
+        st_release(words + tile, (uint64_t)make_tag(epoch, state));
+    }
+    __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
+        unsigned state = tag_state((unsigned)ld_acquire(words + tile), epoch);
+        if (state != STATUS_X) value = from_bits<A>(ld_relaxed(values + 2 * tile + (state == STATUS_P)));
+        return state;
+    }
+};
+
+// The status representation for an accumulator type, with or without release/acquire ordering.
+template <class A, bool ORDERED, bool PACKED = (sizeof(A) <= 4)> struct StateFor {
+    using type = PackedState<A, ORDERED>;
+    static __device__ __forceinline__ type make(uint64_t* words, uint64_t*, unsigned epoch) { return {words, epoch}; }
+};
+template <class A, bool ORDERED> struct StateFor<A, ORDERED, false> {
+    using type = TwoWordState<A>;
+    static __device__ __forceinline__ type make(uint64_t* words, uint64_t* values, unsigned epoch) {
+        return {words, values, epoch};
+    }
+};
+
+// Dynamic tile ids (invariant 4): tiles are numbered in the order blocks start, not by blockIdx.x, so a
+// block only ever waits for tiles already taken by blocks that are running, whatever order the hardware
+// (or MPS, or a debugger) schedules blocks in. The counter is never reset: the host passes the value it
+// had before this launch (`base`) and advances its copy by the grid size.
+__device__ __forceinline__ uint64_t take_tile_id(uint64_t* counter, uint64_t base) {
+    return atomicAdd((unsigned long long*)counter, 1ull) - base;
+}
+
+}  // namespace lookback

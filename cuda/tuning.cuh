@@ -1,0 +1,37 @@
+// Tile shapes and back-off per (algorithm, element size in bytes), as data.
+//
+// `LOOKBACK_TUNING(X)`: one `X(algorithm, element_bytes, block_threads, chunks_per_thread, first_poll_ns,
+// poll_ns)` per line. build.rs parses it, so the Rust launcher sizes grids from the same numbers the
+// kernels are compiled with. A chunk is 16 bytes: a thread owns `chunks_per_thread * 16 / element_bytes`
+// consecutive items of its tile. chunks_per_thread must be 1, 2, 4 or 8 (the shared-memory swizzle in
+// tile_io.cuh is conflict-free for those). The delays are only defaults: the launcher passes them in the
+// kernel parameters, so a caller (or the benchmark's sweep) can change them without recompiling.
+//
+// Why these numbers (H200, see benches/NOTES.md): 16-byte coalesced accesses and 8-16 KB tiles in flight
+// per block keep HBM busy; sleeping ~1 us before the first poll lets predecessors publish instead of
+// being hammered by pollers (CUB's sm_90 tuning uses 1245 ns / 648 ns).
+#pragma once
+
+#define LOOKBACK_TUNING(X)            \
+    X(scan, 1, 256, 4, 1000, 500)     \
+    X(scan, 2, 256, 4, 1000, 500)     \
+    X(scan, 4, 256, 4, 1000, 500)     \
+    X(scan, 8, 256, 4, 1000, 500)
+
+namespace lookback {
+
+enum class Algo { scan, select };
+
+template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
+    static constexpr int BLOCK_THREADS = BLOCK_THREADS_;
+    static constexpr int CHUNKS_PER_THREAD = CHUNKS_PER_THREAD_;
+};
+
+// Tuning<Algo::scan, sizeof(T)>::Shape: the tile shape of the scan of a type of that size.
+template <Algo ALGO, int BYTES> struct Tuning;
+#define LOOKBACK_TUNING_ENTRY(ALGO, BYTES, THREADS, CHUNKS, FIRST, POLL) \
+    template <> struct Tuning<Algo::ALGO, BYTES> { using Shape = TileShape<THREADS, CHUNKS>; };
+LOOKBACK_TUNING(LOOKBACK_TUNING_ENTRY)
+#undef LOOKBACK_TUNING_ENTRY
+
+}  // namespace lookback

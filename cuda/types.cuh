@@ -1,0 +1,64 @@
+// The one list of element types, and how each is accumulated.
+//
+// `LOOKBACK_TYPES(X)` is the single source of truth for the element types: the kernels are instantiated
+// from it, and build.rs parses it (one `X(name, c_type, class)` per line) to generate the Rust kernel
+// table. `class` is `int` or `float`; it decides which operators exist for the type (see ops.cuh).
+#pragma once
+#include <cstdint>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+#define LOOKBACK_TYPES(X)       \
+    X(i8, int8_t, int)          \
+    X(i16, int16_t, int)        \
+    X(i32, int32_t, int)        \
+    X(i64, int64_t, int)        \
+    X(u8, uint8_t, int)         \
+    X(u16, uint16_t, int)       \
+    X(u32, uint32_t, int)       \
+    X(u64, uint64_t, int)       \
+    X(f32, float, float)        \
+    X(f64, double, float)       \
+    X(f16, __half, float)       \
+    X(bf16, __nv_bfloat16, float)
+
+namespace lookback {
+
+// Accumulator type of an element type. Integers accumulate in their own type (sums wrap, as the Rust API
+// promises); f16 and bf16 accumulate in f32 and are rounded once per output item, which keeps long sums
+// meaningful (an f16 running sum stalls at 2048 otherwise). host.rs follows the same rule.
+template <class T> struct Acc {
+    using type = T;
+    static __device__ __forceinline__ T load(T x) { return x; }
+    static __device__ __forceinline__ T store(T a) { return a; }
+};
+template <> struct Acc<__half> {
+    using type = float;
+    static __device__ __forceinline__ float load(__half x) { return __half2float(x); }
+    static __device__ __forceinline__ __half store(float a) { return __float2half_rn(a); }
+};
+template <> struct Acc<__nv_bfloat16> {
+    using type = float;
+    static __device__ __forceinline__ float load(__nv_bfloat16 x) { return __bfloat162float(x); }
+    static __device__ __forceinline__ __nv_bfloat16 store(float a) { return __float2bfloat16_rn(a); }
+};
+
+// Same-size unsigned integer: the bit pattern an item travels as (status payloads, seeds from the host).
+template <int BYTES> struct Bits;
+template <> struct Bits<1> { using type = uint8_t; };
+template <> struct Bits<2> { using type = uint16_t; };
+template <> struct Bits<4> { using type = uint32_t; };
+template <> struct Bits<8> { using type = uint64_t; };
+
+template <class T> __device__ __forceinline__ typename Bits<sizeof(T)>::type to_bits(T x) {
+    typename Bits<sizeof(T)>::type b;
+    memcpy(&b, &x, sizeof(T));
+    return b;
+}
+template <class T> __device__ __forceinline__ T from_bits(typename Bits<sizeof(T)>::type b) {
+    T x;
+    memcpy(&x, &b, sizeof(T));
+    return x;
+}
+
+}  // namespace lookback

@@ -1,0 +1,99 @@
+//! The element types the kernels are compiled for.
+use crate::kernels::DType;
+use crate::op::ScanOp;
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use half::{bf16, f16};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type `lookback` can process: `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `f32`,
+/// `f64`, [`half::f16`] and [`half::bf16`].
+///
+/// Sealed: it is implemented exactly for the types of `cuda/types.cuh`, the list the kernels are compiled
+/// from (a test checks both lists agree).
+///
+/// # Safety contract (upheld by this crate, the only implementor)
+/// 1. `Self` is plain old data with the size and bit layout of the C type of the same name in `cuda/`.
+/// 2. Every bit pattern is a valid value (so device buffers may be read back unchecked).
+/// 3. `DTYPE` names that C type.
+pub trait Element:
+    sealed::Sealed + DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + std::fmt::Debug + PartialEq + 'static
+{
+    /// The element type as the kernel table knows it.
+    const DTYPE: DType;
+    /// The type values are accumulated in: the element type itself, except `f32` for `f16`/`bf16`.
+    #[doc(hidden)]
+    type Acc: Copy + std::fmt::Debug + PartialEq;
+    #[doc(hidden)]
+    fn to_acc(self) -> Self::Acc;
+    #[doc(hidden)]
+    fn from_acc(a: Self::Acc) -> Self;
+    /// `a op b` in the accumulator type; `None` where the operator is not defined for the type.
+    #[doc(hidden)]
+    fn apply(op: ScanOp, a: Self::Acc, b: Self::Acc) -> Option<Self::Acc>;
+    /// The bits of the value, zero-extended (how a value travels in kernel parameters).
+    #[doc(hidden)]
+    fn to_bits(self) -> u64;
+}
+
+macro_rules! int_element {
+    ($($t:ty => $d:ident as $u:ty),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            type Acc = $t;
+            fn to_acc(self) -> $t { self }
+            fn from_acc(a: $t) -> $t { a }
+            fn apply(op: ScanOp, a: $t, b: $t) -> Option<$t> {
+                Some(match op {
+                    ScanOp::Sum => a.wrapping_add(b),
+                    ScanOp::Min => a.min(b),
+                    ScanOp::Max => a.max(b),
+                    ScanOp::BitAnd => a & b,
+                    ScanOp::BitOr => a | b,
+                    ScanOp::BitXor => a ^ b,
+                })
+            }
+            fn to_bits(self) -> u64 {
+                // Zero-extend the same-size unsigned bit pattern (a sign-extended i8 would differ).
+                self as $u as u64
+            }
+        }
+    )*};
+}
+int_element!(
+    i8 => I8 as u8, i16 => I16 as u16, i32 => I32 as u32, i64 => I64 as u64,
+    u8 => U8 as u8, u16 => U16 as u16, u32 => U32 as u32, u64 => U64 as u64,
+);
+
+fn float_apply<F: num_traits::Float>(op: ScanOp, a: F, b: F) -> Option<F> {
+    match op {
+        ScanOp::Sum => Some(a + b),
+        // num_traits' min/max ignore NaN, as the kernels' fmin/fmax do.
+        ScanOp::Min => Some(a.min(b)),
+        ScanOp::Max => Some(a.max(b)),
+        _ => None,
+    }
+}
+
+macro_rules! float_element {
+    ($($t:ty => $d:ident, $acc:ty, $to:expr, $from:expr, $bits:expr);* $(;)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            type Acc = $acc;
+            fn to_acc(self) -> $acc { $to(self) }
+            fn from_acc(a: $acc) -> $t { $from(a) }
+            fn apply(op: ScanOp, a: $acc, b: $acc) -> Option<$acc> { float_apply(op, a, b) }
+            fn to_bits(self) -> u64 { $bits(self) as u64 }
+        }
+    )*};
+}
+float_element! {
+    f32 => F32, f32, |x| x, |a| a, f32::to_bits;
+    f64 => F64, f64, |x| x, |a| a, f64::to_bits;
+    f16 => F16, f32, f16::to_f32, f16::from_f32, f16::to_bits;
+    bf16 => Bf16, f32, bf16::to_f32, bf16::from_f32, bf16::to_bits;
+}

@@ -1,0 +1,56 @@
+//! The crate's error type.
+use cudarc::driver::DriverError;
+
+/// Everything a `lookback` call can fail with. Bad input is always reported here, never by a panic, and
+/// a call that returns an error has not written to the caller's output buffers.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CUDA driver library (`libcuda.so`) could be loaded on this machine. Host paths (`host`) work.
+    #[error("no CUDA driver found (libcuda could not be loaded); the host reference path in `lookback::host` still works")]
+    NoCudaDriver,
+    /// The crate was built without nvcc, so it carries no GPU kernels.
+    #[error(
+        "lookback was built without nvcc, so it has no GPU kernels; install nvcc (e.g. `pip install \
+         nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96`) \
+         and rebuild"
+    )]
+    KernelsNotBuilt,
+    /// Two inputs that must have the same length do not.
+    #[error("length mismatch: {what} has {actual} items, expected {expected}")]
+    LengthMismatch {
+        /// Which argument.
+        what: &'static str,
+        /// The length it must have.
+        expected: usize,
+        /// The length it has.
+        actual: usize,
+    },
+    /// An output buffer is shorter than the result.
+    #[error("output too small: {what} has room for {actual} items, {needed} needed")]
+    OutputTooSmall {
+        /// Which argument.
+        what: &'static str,
+        /// Items the call must write.
+        needed: usize,
+        /// Items the buffer holds.
+        actual: usize,
+    },
+    /// The operation is not defined for the element type (e.g. a bitwise scan of floats).
+    #[error("{operation} is not supported for element type {dtype}")]
+    Unsupported {
+        /// What was asked for.
+        operation: &'static str,
+        /// The element type's name.
+        dtype: &'static str,
+    },
+    /// The buffers live on different GPUs (contexts).
+    #[error("buffers belong to different CUDA contexts")]
+    ContextMismatch,
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error: {0}")]
+    Driver(#[from] DriverError),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

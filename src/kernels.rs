@@ -1,0 +1,91 @@
+//! The embedded kernels: the generated name table, a per-context module cache, and typed lookup.
+//! This module and `launch` are the only places that touch CUDA modules.
+use crate::error::{Error, Result};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A compiled kernel: its symbol and the fatbin (index into `IMAGES`) that holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Kernel {
+    pub name: &'static str,
+    pub image: usize,
+}
+
+/// An algorithm family, as keyed in `cuda/tuning.cuh`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Algo {
+    Scan,
+    #[allow(dead_code)]
+    Select,
+}
+
+/// One row of `cuda/tuning.cuh`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tuning {
+    pub block_threads: u32,
+    pub chunks_per_thread: u32,
+    pub first_poll_ns: u32,
+    pub poll_ns: u32,
+}
+
+impl Tuning {
+    /// Items in one tile of an element type of `bytes` bytes (a chunk is 16 bytes).
+    pub const fn tile_items(self, bytes: usize) -> usize {
+        self.block_threads as usize * self.chunks_per_thread as usize * (16 / bytes)
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+
+/// Whether this build carries GPU kernels (false when it was built without nvcc).
+pub fn kernels_built() -> bool {
+    IMAGES.is_some()
+}
+
+type ModuleCache = HashMap<(usize, usize), Arc<CudaModule>>;
+type FunctionCache = HashMap<(usize, &'static str), CudaFunction>;
+
+/// Loads (once per context) the module holding `kernel` and returns the function.
+pub(crate) fn function(ctx: &Arc<CudaContext>, kernel: Kernel) -> Result<CudaFunction> {
+    static MODULES: OnceLock<Mutex<ModuleCache>> = OnceLock::new();
+    static FUNCTIONS: OnceLock<Mutex<FunctionCache>> = OnceLock::new();
+    let images = IMAGES.as_ref().ok_or(Error::KernelsNotBuilt)?;
+    let ctx_key = ctx.cu_ctx() as usize;
+    let functions = FUNCTIONS.get_or_init(Default::default);
+    if let Some(f) = lock(functions).get(&(ctx_key, kernel.name)) {
+        return Ok(f.clone());
+    }
+    let module = {
+        let mut modules = lock(MODULES.get_or_init(Default::default));
+        match modules.get(&(ctx_key, kernel.image)) {
+            Some(m) => m.clone(),
+            None => {
+                let m = ctx.load_module(Ptx::from_binary(images[kernel.image].to_vec()))?;
+                modules.insert((ctx_key, kernel.image), m.clone());
+                m
+            }
+        }
+    };
+    let f = module.load_function(kernel.name)?;
+    lock(functions).insert((ctx_key, kernel.name), f.clone());
+    Ok(f)
+}
+
+/// A poisoned cache only means another thread panicked mid-insert; the map itself is still valid.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Loads every kernel named in the table; returns how many.
+pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
+    for ty in DType::ALL {
+        for op in [OpKind::Sum, OpKind::Min, OpKind::Max, OpKind::And, OpKind::Or, OpKind::Xor] {
+            if let Some(k) = scan_kernel(op, ty) {
+                function(ctx, k)?;
+            }
+        }
+    }
+    Ok(ALL_KERNELS.len())
+}

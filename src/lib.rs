@@ -1,0 +1,88 @@
+//! # lookback
+//!
+//! Device-wide prefix scans for NVIDIA GPUs, built on one engine: the single-pass scan with
+//! *decoupled look-back* (Merrill & Garland, 2016), written in CUDA C, compiled by nvcc when this crate
+//! builds and launched through [`cudarc`].
+//!
+//! | concept | what it is |
+//! |---|---|
+//! | [`inclusive_scan`], [`exclusive_scan`] | one-shot scans into a new buffer |
+//! | [`inclusive_scan_into`], [`exclusive_scan_into`] | scans into a caller's buffer |
+//! | [`inclusive_scan_in_place`], [`exclusive_scan_in_place`] | scans that overwrite their input |
+//! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
+//! | [`ScanOp`] | `Sum`, `Min`, `Max` for every type; `BitAnd`, `BitOr`, `BitXor` for integers |
+//! | [`Element`] | the twelve element types: `i8`…`i64`, `u8`…`u64`, `f32`, `f64`, `f16`, `bf16` |
+//! | [`host`] | sequential reference implementations (the test oracle; the no-GPU path) |
+//!
+//! Every call runs on the stream of its input buffer, is one kernel launch, and does not block the
+//! host unless its docs say so (the one-shot forms block only to allocate). An empty input launches
+//! nothing.
+//!
+//! ## Numerics
+//! * Integer sums wrap around.
+//! * `f16` and `bf16` are accumulated in `f32` and rounded once per output item.
+//! * Float sums are not associative, and the look-back combines tiles in an order that depends on
+//!   timing, so a float sum can differ from a sequential sum by rounding (and between runs). The tests
+//!   bound the difference by `n · ε · Σ|xᵢ|` of the accumulator type. Float `Min`/`Max` ignore NaN
+//!   and are exact.
+//!
+//! ## Without a GPU
+//! Without a CUDA driver, [`default_stream`] returns [`Error::NoCudaDriver`] (cudarc itself would
+//! panic); if the crate was built without nvcc, GPU calls return [`Error::KernelsNotBuilt`]. The
+//! [`host`] module computes the same results on the CPU.
+//!
+//! ## Example
+//! ```
+//! # fn main() -> lookback::Result<()> {
+//! use lookback::ScanOp;
+//! let data = [3i32, 1, 4, 1, 5];
+//! match lookback::default_stream(0) {
+//!     Ok(stream) if lookback::kernels_built() => {
+//!         let input = stream.clone_htod(&data)?;
+//!         let sums = lookback::inclusive_scan(&input, ScanOp::Sum)?;
+//!         assert_eq!(stream.clone_dtoh(&sums)?, [3, 4, 8, 9, 14]);
+//!     }
+//!     _ => assert_eq!(lookback::host::inclusive_scan(&data, ScanOp::Sum)?, [3, 4, 8, 9, 14]),
+//! }
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+mod device;
+mod element;
+mod error;
+pub mod host;
+mod kernels;
+mod launch;
+mod op;
+mod scan;
+
+pub use device::{default_stream, driver_available};
+pub use element::Element;
+pub use error::{Error, Result};
+pub use kernels::{DType, kernels_built};
+pub use launch::{Backoff, Workspace};
+pub use op::ScanOp;
+pub use scan::{
+    exclusive_scan, exclusive_scan_in_place, exclusive_scan_into, inclusive_scan, inclusive_scan_in_place,
+    inclusive_scan_into,
+};
+
+/// Re-export of the cudarc version this crate is built against, so callers name the same types.
+pub use cudarc;
+/// Re-export of `half`, whose `f16` and `bf16` are element types.
+pub use half;
+
+#[doc(hidden)]
+pub mod __private {
+    //! Items for this crate's own tests and benchmarks; not part of the API.
+    pub use crate::kernels::ALL_KERNELS;
+    /// Loads every kernel of the table on `stream`'s context (checks the table against the fatbins).
+    pub fn load_all_kernels(stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> crate::Result<usize> {
+        crate::kernels::load_all(stream.context())
+    }
+    /// Items per tile of the scan of an element type of `bytes` bytes.
+    pub fn scan_tile_items(bytes: usize) -> usize {
+        crate::kernels::tuning(crate::kernels::Algo::Scan, bytes).tile_items(bytes)
+    }
+}

@@ -1,0 +1,239 @@
+//! Device-wide inclusive and exclusive scans.
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernels::{self, Algo};
+use crate::launch::{ScanParams, Workspace};
+use crate::op::ScanOp;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use std::sync::Arc;
+
+impl Workspace {
+    /// Inclusive scan: `output[i] = input[0] op … op input[i]`. Writes the first `input.len()` items of
+    /// `output` and leaves the rest alone. Runs on `input`'s stream and does not block the host.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooSmall`] if `output` is shorter than `input`; [`Error::Unsupported`] for a
+    /// bitwise operator on floats; [`Error::ContextMismatch`], [`Error::KernelsNotBuilt`],
+    /// [`Error::Driver`].
+    pub fn inclusive_scan_into<T, I, O>(&mut self, input: &I, output: &mut O, op: ScanOp) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+    {
+        self.scan_into(input, output, None, op)
+    }
+
+    /// Exclusive scan seeded with `init`: `output[0] = init`, `output[i] = init op input[0] op … op
+    /// input[i-1]`. Otherwise as [`Workspace::inclusive_scan_into`].
+    ///
+    /// # Errors
+    /// As [`Workspace::inclusive_scan_into`].
+    pub fn exclusive_scan_into<T, I, O>(&mut self, input: &I, output: &mut O, init: T, op: ScanOp) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+    {
+        self.scan_into(input, output, Some(init), op)
+    }
+
+    /// Inclusive scan of `buf` in place.
+    ///
+    /// # Errors
+    /// As [`Workspace::inclusive_scan_into`].
+    pub fn inclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, op: ScanOp) -> Result<()> {
+        self.scan_in_place(buf, None, op)
+    }
+
+    /// Exclusive scan of `buf` in place, seeded with `init`.
+    ///
+    /// # Errors
+    /// As [`Workspace::inclusive_scan_into`].
+    pub fn exclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(
+        &mut self,
+        buf: &mut B,
+        init: T,
+        op: ScanOp,
+    ) -> Result<()> {
+        self.scan_in_place(buf, Some(init), op)
+    }
+
+    fn scan_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &mut self,
+        input: &I,
+        output: &mut O,
+        init: Option<T>,
+        op: ScanOp,
+    ) -> Result<()> {
+        let n = input.len();
+        if output.len() < n {
+            return Err(Error::OutputTooSmall { what: "output", needed: n, actual: output.len() });
+        }
+        let stream = input.stream().clone();
+        if output.stream().context().cu_ctx() != stream.context().cu_ctx() {
+            return Err(Error::ContextMismatch);
+        }
+        check_op::<T>(op)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (src, _read) = input.device_ptr(&stream);
+        let (dst, _write) = output.device_ptr_mut(&stream);
+        self.scan_raw::<T>(&stream, src, dst, n, init, op)
+    }
+
+    fn scan_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, init: Option<T>, op: ScanOp) -> Result<()> {
+        let n = buf.len();
+        check_op::<T>(op)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let stream = buf.stream().clone();
+        let (ptr, _write) = buf.device_ptr_mut(&stream);
+        self.scan_raw::<T>(&stream, ptr, ptr, n, init, op)
+    }
+
+    /// The scan launch. `src` and `dst` are valid for `n` items (they may be equal) and stay borrowed
+    /// by the caller until this returns.
+    fn scan_raw<T: Element>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: u64,
+        dst: u64,
+        n: usize,
+        init: Option<T>,
+        op: ScanOp,
+    ) -> Result<()> {
+        let kernel = kernels::scan_kernel(op.kind(), T::DTYPE).ok_or(Error::Unsupported {
+            operation: op.name(),
+            dtype: T::DTYPE.name(),
+        })?;
+        let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
+        let tiles = n.div_ceil(tuning.tile_items(size_of::<T>()));
+        self.launch(stream, kernel, tuning, tiles, |lb| ScanParams {
+            input: src,
+            output: dst,
+            n: n as u64,
+            seed: init.map_or(0, T::to_bits),
+            exclusive: init.is_some() as u32,
+            _pad: 0,
+            lb,
+        })
+    }
+}
+
+fn check_op<T: Element>(op: ScanOp) -> Result<()> {
+    if op.supports(T::DTYPE) {
+        Ok(())
+    } else {
+        Err(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })
+    }
+}
+
+/// Inclusive scan into a new buffer on `input`'s stream: `out[i] = input[0] op … op input[i]`.
+///
+/// Allocates the output and a look-back workspace; use a [`Workspace`] for repeated calls.
+///
+/// # Errors
+/// As [`Workspace::inclusive_scan_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let input = stream.clone_htod(&[3i32, 1, 4, 1, 5])?;
+/// let sums = lookback::inclusive_scan(&input, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&sums)?, [3, 4, 8, 9, 14]);
+/// # Ok(()) }
+/// ```
+pub fn inclusive_scan<T: Element, I: DevicePtr<T>>(input: &I, op: ScanOp) -> Result<CudaSlice<T>> {
+    let stream = input.stream().clone();
+    check_op::<T>(op)?;
+    // SAFETY: the scan writes every one of the `len` items before anything reads them.
+    let mut out = unsafe { stream.alloc::<T>(input.len()) }?;
+    Workspace::new(&stream).inclusive_scan_into(input, &mut out, op)?;
+    Ok(out)
+}
+
+/// Exclusive scan into a new buffer: `out[0] = init`, `out[i] = init op input[0] op … op input[i-1]`.
+///
+/// # Errors
+/// As [`Workspace::inclusive_scan_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let input = stream.clone_htod(&[3u8, 1, 4, 1, 5])?;
+/// let offsets = lookback::exclusive_scan(&input, 10, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&offsets)?, [10, 13, 14, 18, 19]);
+/// # Ok(()) }
+/// ```
+pub fn exclusive_scan<T: Element, I: DevicePtr<T>>(input: &I, init: T, op: ScanOp) -> Result<CudaSlice<T>> {
+    let stream = input.stream().clone();
+    check_op::<T>(op)?;
+    // SAFETY: the scan writes every one of the `len` items before anything reads them.
+    let mut out = unsafe { stream.alloc::<T>(input.len()) }?;
+    Workspace::new(&stream).exclusive_scan_into(input, &mut out, init, op)?;
+    Ok(out)
+}
+
+/// Inclusive scan into a caller buffer. See [`Workspace::inclusive_scan_into`].
+///
+/// # Errors
+/// As [`Workspace::inclusive_scan_into`].
+pub fn inclusive_scan_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+    input: &I,
+    output: &mut O,
+    op: ScanOp,
+) -> Result<()> {
+    Workspace::new(input.stream()).inclusive_scan_into(input, output, op)
+}
+
+/// Exclusive scan into a caller buffer. See [`Workspace::exclusive_scan_into`].
+///
+/// # Errors
+/// As [`Workspace::inclusive_scan_into`].
+pub fn exclusive_scan_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+    input: &I,
+    output: &mut O,
+    init: T,
+    op: ScanOp,
+) -> Result<()> {
+    Workspace::new(input.stream()).exclusive_scan_into(input, output, init, op)
+}
+
+/// Inclusive scan of `buf` in place.
+///
+/// # Errors
+/// As [`Workspace::inclusive_scan_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let mut buf = stream.clone_htod(&[5i64, 2, 7, 1])?;
+/// lookback::inclusive_scan_in_place(&mut buf, ScanOp::Max)?;
+/// assert_eq!(stream.clone_dtoh(&buf)?, [5, 5, 7, 7]);
+/// # Ok(()) }
+/// ```
+pub fn inclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B, op: ScanOp) -> Result<()> {
+    let stream = buf.stream().clone();
+    Workspace::new(&stream).inclusive_scan_in_place(buf, op)
+}
+
+/// Exclusive scan of `buf` in place, seeded with `init`.
+///
+/// # Errors
+/// As [`Workspace::inclusive_scan_into`].
+pub fn exclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B, init: T, op: ScanOp) -> Result<()> {
+    let stream = buf.stream().clone();
+    Workspace::new(&stream).exclusive_scan_in_place(buf, init, op)
+}
