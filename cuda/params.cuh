@@ -28,3 +28,7 @@ struct ScanParams {
 };
 
 }  // namespace lookback
+
+// The Rust mirrors assert the same sizes (src/launch.rs).
+static_assert(sizeof(lookback::LookbackParams) == 48, "LookbackParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::ScanParams) == 88, "ScanParams layout changed: update src/launch.rs");

@@ -31,6 +31,9 @@ pub(crate) struct ScanParams {
     pub lb: LookbackParams,
 }
 
+// The C side asserts the same sizes (cuda/params.cuh).
+const _: () = assert!(size_of::<LookbackParams>() == 48 && size_of::<ScanParams>() == 88);
+
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
 unsafe impl DeviceRepr for LookbackParams {}
 unsafe impl DeviceRepr for ScanParams {}

@@ -81,6 +81,10 @@ pub mod __private {
     pub fn load_all_kernels(stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> crate::Result<usize> {
         crate::kernels::load_all(stream.context())
     }
+    /// Whether a scan kernel exists for (operator, type).
+    pub fn has_scan_kernel(op: crate::ScanOp, dtype: crate::DType) -> bool {
+        crate::kernels::scan_kernel(op.kind(), dtype).is_some()
+    }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Scan, bytes).tile_items(bytes)

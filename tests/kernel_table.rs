@@ -1,0 +1,36 @@
+//! The generated kernel table agrees with the Rust types and operators, and every kernel it names
+//! exists in the embedded fatbins.
+mod common;
+
+use lookback::half::{bf16, f16};
+use lookback::{DType, Element, ScanOp};
+
+#[test]
+fn rust_element_types_match_the_c_type_list() {
+    let rust = [
+        i8::DTYPE, i16::DTYPE, i32::DTYPE, i64::DTYPE, u8::DTYPE, u16::DTYPE, u32::DTYPE, u64::DTYPE,
+        f32::DTYPE, f64::DTYPE, f16::DTYPE, bf16::DTYPE,
+    ];
+    assert_eq!(rust, DType::ALL, "src/element.rs and cuda/types.cuh list different types");
+    let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+    assert_eq!(names, ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16", "bf16"]);
+}
+
+#[test]
+fn a_scan_kernel_exists_exactly_for_supported_pairs() {
+    let mut count = 0;
+    for dtype in DType::ALL {
+        for op in ScanOp::ALL {
+            assert_eq!(lookback::__private::has_scan_kernel(op, dtype), op.supports(dtype), "{op:?} {dtype:?}");
+            count += op.supports(dtype) as usize;
+        }
+    }
+    assert_eq!(count, 8 * 6 + 4 * 3);
+    assert_eq!(lookback::__private::ALL_KERNELS.len(), count);
+}
+
+#[test]
+fn every_kernel_in_the_table_loads() {
+    let Some(stream) = common::gpu() else { return };
+    assert_eq!(lookback::__private::load_all_kernels(&stream).unwrap(), lookback::__private::ALL_KERNELS.len());
+}

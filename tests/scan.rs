@@ -1,0 +1,134 @@
+//! Device-wide scans against the host reference: every type × operator, inclusive and exclusive, out of
+//! place and in place, at sizes around tile boundaries and at random sizes up to 2^22.
+mod common;
+
+use common::{TestElement, check_scan, gpu, random_vec};
+use lookback::cudarc::driver::CudaStream;
+use lookback::half::{bf16, f16};
+use lookback::{ScanOp, Workspace, host};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+/// Guard items after the output, which must stay poisoned.
+const GUARD: usize = 3;
+
+/// Runs one scan on the GPU and checks it against the host. `init` selects exclusive.
+fn check_one<T: TestElement>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    n: usize,
+    seed: u64,
+    op: ScanOp,
+    init: Option<T>,
+    in_place: bool,
+) -> Result<(), String> {
+    let nan = if T::ACC_EPS > 0.0 && op != ScanOp::Sum { 0.02 } else { 0.0 };
+    let input: Vec<T> = random_vec(n, seed, nan);
+    let want = match init {
+        Some(v) => host::exclusive_scan(&input, v, op),
+        None => host::inclusive_scan(&input, op),
+    }
+    .map_err(|e| e.to_string())?;
+    let err = |e: lookback::Error| e.to_string();
+    let got = if in_place {
+        let mut buf = stream.clone_htod(&input).map_err(|e| e.to_string())?;
+        match init {
+            Some(v) => ws.exclusive_scan_in_place(&mut buf, v, op).map_err(err)?,
+            None => ws.inclusive_scan_in_place(&mut buf, op).map_err(err)?,
+        }
+        stream.clone_dtoh(&buf).map_err(|e| e.to_string())?
+    } else {
+        let d_in = stream.clone_htod(&input).map_err(|e| e.to_string())?;
+        let mut d_out = stream.clone_htod(&vec![T::poison(); n + GUARD]).map_err(|e| e.to_string())?;
+        match init {
+            Some(v) => ws.exclusive_scan_into(&d_in, &mut d_out, v, op).map_err(err)?,
+            None => ws.inclusive_scan_into(&d_in, &mut d_out, op).map_err(err)?,
+        }
+        let mut out = stream.clone_dtoh(&d_out).map_err(|e| e.to_string())?;
+        if out[n..].iter().any(|g| *g != T::poison()) {
+            return Err(format!("wrote past the end of its {n} items: {:?}", &out[n..]));
+        }
+        out.truncate(n);
+        out
+    };
+    let what = format!(
+        "{} {:?} {} n={n} seed={seed}{}",
+        T::DTYPE.name(),
+        op,
+        if init.is_some() { "exclusive" } else { "inclusive" },
+        if in_place { " in place" } else { "" }
+    );
+    check_scan(&input, &got, &want, op, init.is_some()).map_err(|e| format!("{what}: {e}"))
+}
+
+fn ops_for<T: TestElement>() -> Vec<ScanOp> {
+    ScanOp::ALL.into_iter().filter(|op| op.supports(T::DTYPE)).collect()
+}
+
+/// Sizes around tile boundaries: empty, one item, tile ± 1, several tiles, and enough tiles that the
+/// look-back slides over more than one 32-tile window.
+fn edge_sizes<T: TestElement>() -> Vec<usize> {
+    let t = lookback::__private::scan_tile_items(size_of::<T>());
+    vec![0, 1, 2, 31, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 3 * t + 5, 32 * t, 33 * t + 7, 97 * t + 3]
+}
+
+fn edge_sizes_all_ops<T: TestElement>() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let init = T::random(&mut common::Rng::new(7), 0.0);
+    for op in ops_for::<T>() {
+        for (k, n) in edge_sizes::<T>().into_iter().enumerate() {
+            for (init, in_place) in [(None, false), (Some(init), false), (None, true), (Some(init), true)] {
+                if let Err(e) = check_one::<T>(&stream, &mut ws, n, 1000 + k as u64, op, init, in_place) {
+                    panic!("{e}");
+                }
+            }
+        }
+    }
+}
+
+/// Random sizes, log-uniform up to 2^22 (2^20 for floats, whose sum tolerance grows with n).
+fn random_cases<T: TestElement>() -> impl Strategy<Value = (usize, u64, usize, bool, bool)> {
+    let max_log = if T::ACC_EPS > 0.0 { 20.0 } else { 22.0 };
+    let ops = ops_for::<T>().len();
+    (0.0f64..max_log, any::<u64>(), 0..ops, any::<bool>(), any::<bool>())
+        .prop_map(|(l, seed, op, excl, in_place)| (2f64.powf(l) as usize, seed, op, excl, in_place))
+}
+
+macro_rules! scan_tests {
+    ($($t:ty => $edge:ident, $random:ident;)*) => {$(
+        #[test]
+        fn $edge() {
+            edge_sizes_all_ops::<$t>();
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+            #[test]
+            fn $random(case in random_cases::<$t>()) {
+                let Some(stream) = gpu() else { return Ok(()) };
+                let (n, seed, op, exclusive, in_place) = case;
+                let op = ops_for::<$t>()[op];
+                let init = exclusive.then(|| <$t as TestElement>::random(&mut common::Rng::new(seed ^ 1), 0.0));
+                let mut ws = Workspace::new(&stream);
+                let result = check_one::<$t>(&stream, &mut ws, n, seed, op, init, in_place);
+                prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+            }
+        }
+    )*};
+}
+
+scan_tests! {
+    i8 => edge_sizes_i8, random_i8;
+    i16 => edge_sizes_i16, random_i16;
+    i32 => edge_sizes_i32, random_i32;
+    i64 => edge_sizes_i64, random_i64;
+    u8 => edge_sizes_u8, random_u8;
+    u16 => edge_sizes_u16, random_u16;
+    u32 => edge_sizes_u32, random_u32;
+    u64 => edge_sizes_u64, random_u64;
+    f32 => edge_sizes_f32, random_f32;
+    f64 => edge_sizes_f64, random_f64;
+    f16 => edge_sizes_f16, random_f16;
+    bf16 => edge_sizes_bf16, random_bf16;
+}

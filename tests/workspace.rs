@@ -1,0 +1,90 @@
+//! The look-back workspace and launch plumbing: reuse across many calls (past the epoch wrap, with stale
+//! status words from larger earlier calls), unaligned views, back-off overrides, independent streams.
+mod common;
+
+use common::{check_scan, gpu, random_vec};
+use lookback::{Backoff, ScanOp, Workspace, host};
+
+/// 600 calls through one workspace cross the 255-epoch wrap twice. Sizes alternate between many and few
+/// tiles, so most status words a small call could read were left by earlier, larger calls: a stale word
+/// mistaken for a fresh one would corrupt the result.
+#[test]
+fn reused_workspace_survives_epoch_wrap_and_stale_words() {
+    let Some(stream) = gpu() else { return };
+    let tile = lookback::__private::scan_tile_items(4);
+    let mut ws = Workspace::new(&stream);
+    let big = 80 * tile + 11;
+    let input: Vec<u32> = random_vec(big, 42, 0.0);
+    let d_in = stream.clone_htod(&input).unwrap();
+    let mut d_out = stream.alloc_zeros::<u32>(big).unwrap();
+    for call in 0..600usize {
+        let n = if call % 3 == 0 { big - call } else { 3 * tile + call % 17 };
+        let view = d_in.slice(..n);
+        ws.inclusive_scan_into(&view, &mut d_out, ScanOp::Sum).unwrap();
+        if call % 7 == 0 || call >= 250 && call <= 260 || call >= 505 && call <= 515 {
+            let got = stream.clone_dtoh(&d_out.slice(..n)).unwrap();
+            let want = host::inclusive_scan(&input[..n], ScanOp::Sum).unwrap();
+            assert!(got == want, "call {call}, n={n}: first difference at {:?}", got.iter().zip(&want).position(|(a, b)| a != b));
+        }
+    }
+}
+
+/// Views at odd offsets cannot use 16-byte vector accesses; the kernels fall back to item-wide ones.
+#[test]
+fn unaligned_views_scan_correctly() {
+    let Some(stream) = gpu() else { return };
+    let tile = lookback::__private::scan_tile_items(2);
+    let n = 5 * tile + 3;
+    let input: Vec<i16> = random_vec(n + 1, 9, 0.0);
+    let d_in = stream.clone_htod(&input).unwrap();
+    let mut d_out = stream.clone_htod(&vec![77i16; n + 4]).unwrap();
+    let src = d_in.slice(1..);
+    let mut dst = d_out.slice_mut(3..3 + n);
+    lookback::exclusive_scan_into(&src, &mut dst, -5, ScanOp::Sum).unwrap();
+    let got = stream.clone_dtoh(&d_out).unwrap();
+    let want = host::exclusive_scan(&input[1..], -5, ScanOp::Sum).unwrap();
+    assert_eq!(&got[..3], &[77, 77, 77], "wrote before the view");
+    assert_eq!(got[3 + n], 77, "wrote after the view");
+    check_scan(&input[1..], &got[3..3 + n], &want, ScanOp::Sum, true).unwrap();
+}
+
+/// The back-off only changes timing, never results: no sleep at all, and long sleeps.
+#[test]
+fn backoff_overrides_keep_results_exact() {
+    let Some(stream) = gpu() else { return };
+    let n = 200 * lookback::__private::scan_tile_items(8) + 5;
+    let input: Vec<i64> = random_vec(n, 3, 0.0);
+    let want = host::inclusive_scan(&input, ScanOp::Sum).unwrap();
+    let d_in = stream.clone_htod(&input).unwrap();
+    for (first, poll) in [(0, 0), (0, 50), (5000, 2000)] {
+        let mut ws = Workspace::new(&stream);
+        ws.set_backoff(Some(Backoff { first_poll_ns: first, poll_ns: poll }));
+        let mut d_out = stream.alloc_zeros::<i64>(n).unwrap();
+        ws.inclusive_scan_into(&d_in, &mut d_out, ScanOp::Sum).unwrap();
+        assert!(stream.clone_dtoh(&d_out).unwrap() == want, "back-off {first}/{poll} changed the result");
+    }
+}
+
+/// Scans on several non-blocking streams at once, each with its own workspace, do not interfere.
+#[test]
+fn concurrent_streams_with_own_workspaces() {
+    let Some(stream) = gpu() else { return };
+    let ctx = stream.context().clone();
+    let n = 300 * lookback::__private::scan_tile_items(4) + 1;
+    let inputs: Vec<Vec<i32>> = (0..4).map(|k| random_vec(n, 100 + k, 0.0)).collect();
+    let streams: Vec<_> = (0..4).map(|_| ctx.new_stream().unwrap()).collect();
+    let mut work = Vec::new();
+    for (s, input) in streams.iter().zip(&inputs) {
+        let d_in = s.clone_htod(input).unwrap();
+        let d_out = s.alloc_zeros::<i32>(n).unwrap();
+        work.push((Workspace::new(s), d_in, d_out));
+    }
+    for _round in 0..20 {
+        for (ws, d_in, d_out) in work.iter_mut() {
+            ws.inclusive_scan_into(d_in, d_out, ScanOp::Max).unwrap();
+        }
+    }
+    for ((s, input), (_, _, d_out)) in streams.iter().zip(&inputs).zip(&work) {
+        assert!(s.clone_dtoh(d_out).unwrap() == host::inclusive_scan(input, ScanOp::Max).unwrap());
+    }
+}
