@@ -275,6 +275,15 @@ fn generate(
         }
     }
     g += "        _ => None,\n    }\n}\n\n";
+    let select_image = image_of("select");
+    g += "/// The selection kernel of a type (select, flagged, unique, partition, count, mask).\n";
+    g += "pub(crate) const fn select_kernel(ty: DType) -> Kernel {\n    match ty {\n";
+    for t in types {
+        let name = format!("lookback_select_{}", t[0]);
+        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {select_image} }},", camel(&t[0])).unwrap();
+        names.push(name);
+    }
+    g += "    }\n}\n\n";
     g += "/// Every kernel name in the table (for the test that loads them all).\n#[allow(unreachable_pub)]\n";
     writeln!(g, "pub const ALL_KERNELS: [&str; {}] = [", names.len()).unwrap();
     for n in &names {

@@ -2,6 +2,7 @@
 // src/launch.rs; change both together (tests/kernel_table.rs checks the sizes).
 #pragma once
 #include <cstdint>
+#include "predicate.cuh"
 
 namespace lookback {
 
@@ -27,8 +28,35 @@ struct ScanParams {
     LookbackParams lb;
 };
 
+// What decides that an item is selected.
+enum : uint32_t { SOURCE_PRED = 0, SOURCE_FLAGS = 1, SOURCE_UNIQUE = 2 };
+// Where selected (and rejected) items go.
+enum : uint32_t {
+    MODE_COMPACT = 0,            // selected → out[rank] (out may equal in)
+    MODE_PARTITION_REVERSE = 1,  // selected → out[rank], rejected → out[n-1-reject_rank] (CUB's layout)
+    MODE_PARTITION_SPLIT = 2,    // selected → out[rank], rejected → out_rejected[reject_rank]
+    MODE_PARTITION_STABLE = 3,   // selected → out[rank], rejected → out[*known_total + reject_rank]
+    MODE_COUNT = 4,              // only the number selected
+    MODE_MASK = 5,               // out_rejected[i] = selected(i) as a byte; no look-back
+};
+
+struct SelectParams {
+    const void* in;
+    void* out;
+    void* out_rejected;
+    const uint8_t* flags;
+    uint64_t* num_selected;        // written by the last tile (not in MODE_MASK)
+    const uint64_t* known_total;   // MODE_PARTITION_STABLE: the count a MODE_COUNT launch left
+    uint64_t n;
+    uint32_t source;
+    uint32_t mode;
+    PredProgram pred;
+    LookbackParams lb;
+};
+
 }  // namespace lookback
 
 // The Rust mirrors assert the same sizes (src/launch.rs).
 static_assert(sizeof(lookback::LookbackParams) == 48, "LookbackParams layout changed: update src/launch.rs");
 static_assert(sizeof(lookback::ScanParams) == 88, "ScanParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::SelectParams) == 392, "SelectParams layout changed: update src/launch.rs");

@@ -67,6 +67,24 @@ template <class A> struct TwoWordState {
     }
 };
 
+// Item counts (selection offsets) of any n: word = tag << 54 | count. Epoch (8 bits) and state (2 bits)
+// fill the top 10 bits; 54 bits count up to 1.8e16 items. Always release/acquire: compaction may run in
+// place (invariant 3).
+struct CountState {
+    uint64_t* words;
+    unsigned epoch;
+    static constexpr uint64_t COUNT_MASK = (1ull << 54) - 1;
+
+    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, uint64_t count) const {
+        st_release(words + tile, ((uint64_t)make_tag(epoch, state) << 54) | count);
+    }
+    __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
+        const uint64_t w = ld_acquire(words + tile);
+        count = w & COUNT_MASK;
+        return tag_state((unsigned)(w >> 54), epoch);
+    }
+};
+
 // The status representation for an accumulator type, with or without release/acquire ordering.
 template <class A, bool ORDERED, bool PACKED = (sizeof(A) <= 4)> struct StateFor {
     using type = PackedState<A, ORDERED>;

@@ -4,7 +4,8 @@
 // poll_ns)` per line. build.rs parses it, so the Rust launcher sizes grids from the same numbers the
 // kernels are compiled with. A chunk is 16 bytes: a thread owns `chunks_per_thread * 16 / element_bytes`
 // consecutive items of its tile. chunks_per_thread must be 1, 2, 4 or 8 (the shared-memory swizzle in
-// tile_io.cuh is conflict-free for those). The delays are only defaults: the launcher passes them in the
+// tile_io.cuh is conflict-free for those). Selection keeps a thread's items in registers and evaluates
+// predicates on masks of at most 32 items, so its shapes hold ≤ 32 items per thread. The delays are only defaults: the launcher passes them in the
 // kernel parameters, so a caller (or the benchmark's sweep) can change them without recompiling.
 //
 // Why these numbers (H200, see benches/NOTES.md): 16-byte coalesced accesses and 8-16 KB tiles in flight
@@ -16,7 +17,11 @@
     X(scan, 1, 256, 4, 1000, 500)     \
     X(scan, 2, 256, 4, 1000, 500)     \
     X(scan, 4, 256, 4, 1000, 500)     \
-    X(scan, 8, 256, 4, 1000, 500)
+    X(scan, 8, 256, 4, 1000, 500)     \
+    X(select, 1, 256, 2, 1000, 500)   \
+    X(select, 2, 256, 4, 1000, 500)   \
+    X(select, 4, 256, 4, 1000, 500)   \
+    X(select, 8, 256, 4, 1000, 500)
 
 namespace lookback {
 

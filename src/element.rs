@@ -25,7 +25,7 @@ pub trait Element:
     const DTYPE: DType;
     /// The type values are accumulated in: the element type itself, except `f32` for `f16`/`bf16`.
     #[doc(hidden)]
-    type Acc: Copy + std::fmt::Debug + PartialEq;
+    type Acc: Copy + std::fmt::Debug + PartialOrd;
     #[doc(hidden)]
     fn to_acc(self) -> Self::Acc;
     #[doc(hidden)]
@@ -36,6 +36,12 @@ pub trait Element:
     /// The bits of the value, zero-extended (how a value travels in kernel parameters).
     #[doc(hidden)]
     fn to_bits(self) -> u64;
+    /// The all-zero value.
+    #[doc(hidden)]
+    fn zeroed() -> Self;
+    /// Whether an accumulator value is finite (always true for integers).
+    #[doc(hidden)]
+    fn is_finite_acc(a: Self::Acc) -> bool;
 }
 
 macro_rules! int_element {
@@ -56,6 +62,8 @@ macro_rules! int_element {
                     ScanOp::BitXor => a ^ b,
                 })
             }
+            fn zeroed() -> $t { 0 }
+            fn is_finite_acc(_: $t) -> bool { true }
             fn to_bits(self) -> u64 {
                 // Zero-extend the same-size unsigned bit pattern (a sign-extended i8 would differ).
                 self as $u as u64
@@ -88,6 +96,8 @@ macro_rules! float_element {
             fn from_acc(a: $acc) -> $t { $from(a) }
             fn apply(op: ScanOp, a: $acc, b: $acc) -> Option<$acc> { float_apply(op, a, b) }
             fn to_bits(self) -> u64 { $bits(self) as u64 }
+            fn zeroed() -> $t { $from(0.0) }
+            fn is_finite_acc(a: $acc) -> bool { a.is_finite() }
         }
     )*};
 }
@@ -96,4 +106,49 @@ float_element! {
     f64 => F64, f64, |x| x, |a| a, f64::to_bits;
     f16 => F16, f32, f16::to_f32, f16::from_f32, f16::to_bits;
     bf16 => Bf16, f32, bf16::to_f32, bf16::from_f32, bf16::to_bits;
+}
+
+/// The integer element types (bit tests in predicates, bitwise scans).
+pub trait IntElement: Element + Eq + std::ops::BitAnd<Output = Self> + num_traits::Zero {}
+impl IntElement for i8 {}
+impl IntElement for i16 {}
+impl IntElement for i32 {}
+impl IntElement for i64 {}
+impl IntElement for u8 {}
+impl IntElement for u16 {}
+impl IntElement for u32 {}
+impl IntElement for u64 {}
+
+/// The floating-point element types (NaN and finiteness tests in predicates).
+pub trait FloatElement: Element {
+    #[doc(hidden)]
+    fn is_nan_value(self) -> bool;
+    #[doc(hidden)]
+    fn is_finite_value(self) -> bool;
+}
+macro_rules! float_marker {
+    ($($t:ty),*) => {$(
+        impl FloatElement for $t {
+            fn is_nan_value(self) -> bool { self.is_nan() }
+            fn is_finite_value(self) -> bool { self.is_finite() }
+        }
+    )*};
+}
+float_marker!(f32, f64, f16, bf16);
+
+/// A selection flag type: `u8` (nonzero selects) or `bool`.
+pub trait Flag: sealed::Sealed + DeviceRepr + Copy + 'static {
+    #[doc(hidden)]
+    fn is_set(self) -> bool;
+}
+impl Flag for u8 {
+    fn is_set(self) -> bool {
+        self != 0
+    }
+}
+impl sealed::Sealed for bool {}
+impl Flag for bool {
+    fn is_set(self) -> bool {
+        self
+    }
 }

@@ -44,6 +44,18 @@ pub enum Error {
         /// The element type's name.
         dtype: &'static str,
     },
+    /// A predicate compiles to more instructions or a deeper stack than the device program holds.
+    #[error(
+        "predicate too complex: {instructions} instructions (at most {max_i}) and stack depth {depth} (at most {max_d})",
+        max_i = crate::pred::MAX_INSTRUCTIONS,
+        max_d = crate::pred::MAX_DEPTH
+    )]
+    PredicateTooComplex {
+        /// Instructions the predicate needs.
+        instructions: usize,
+        /// Stack depth it needs.
+        depth: usize,
+    },
     /// The buffers live on different GPUs (contexts).
     #[error("buffers belong to different CUDA contexts")]
     ContextMismatch,

@@ -1,7 +1,8 @@
 //! Sequential reference implementations of every primitive: the test oracle, and the path to use on a
 //! machine without a GPU. They follow the kernels' rules exactly (wrapping integer sums, NaN-ignoring
 //! float min/max, f16/bf16 accumulated in f32 and rounded once per output item).
-use crate::element::Element;
+use crate::element::{Element, Flag};
+use crate::pred::Pred;
 use crate::error::{Error, Result};
 use crate::op::ScanOp;
 
@@ -59,4 +60,70 @@ pub fn exclusive_scan<T: Element>(input: &[T], init: T, op: ScanOp) -> Result<Ve
         run = apply::<T>(op, run, x.to_acc())?;
     }
     Ok(out)
+}
+
+/// The items for which `pred` holds, in order.
+///
+/// # Example
+/// ```
+/// use lookback::{host, Pred};
+/// assert_eq!(host::select_if(&[5i32, -1, 8, 0], &Pred::gt(0)), [5, 8]);
+/// ```
+pub fn select_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<T> {
+    input.iter().copied().filter(|&x| pred.eval(x)).collect()
+}
+
+/// The items whose flag is set, in order.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ.
+pub fn select_flagged<T: Element, F: Flag>(input: &[T], flags: &[F]) -> Result<Vec<T>> {
+    if input.len() != flags.len() {
+        return Err(Error::LengthMismatch { what: "flags", expected: input.len(), actual: flags.len() });
+    }
+    Ok(input.iter().zip(flags).filter(|(_, f)| f.is_set()).map(|(&x, _)| x).collect())
+}
+
+/// The first item of each run of equal adjacent items (IEEE `==` for floats: every NaN is kept).
+///
+/// # Example
+/// ```
+/// use lookback::host;
+/// assert_eq!(host::unique(&[1u8, 1, 2, 2, 1]), [1, 2, 1]);
+/// ```
+pub fn unique<T: Element>(input: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for (i, &x) in input.iter().enumerate() {
+        if i == 0 || x.to_acc() != input[i - 1].to_acc() {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// How many items satisfy `pred`.
+pub fn count_if<T: Element>(input: &[T], pred: &Pred<T>) -> usize {
+    input.iter().filter(|&&x| pred.eval(x)).count()
+}
+
+/// One byte per item: 1 where `pred` holds.
+pub fn mask_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<u8> {
+    input.iter().map(|&x| pred.eval(x) as u8).collect()
+}
+
+/// Stable partition: the items for which `pred` holds, then the others, both in order; and the count.
+pub fn partition_if<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) {
+    let (mut sel, rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.eval(x));
+    let k = sel.len();
+    sel.extend(rej);
+    (sel, k)
+}
+
+/// CUB's one-pass layout: the selected items in order, then the rejected ones in reverse order.
+pub fn partition_if_reversed<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) {
+    let (mut sel, mut rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.eval(x));
+    let k = sel.len();
+    rej.reverse();
+    sel.extend(rej);
+    (sel, k)
 }

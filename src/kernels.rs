@@ -17,7 +17,6 @@ pub(crate) struct Kernel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Algo {
     Scan,
-    #[allow(dead_code)]
     Select,
 }
 
@@ -86,6 +85,7 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
                 function(ctx, k)?;
             }
         }
+        function(ctx, select_kernel(ty))?;
     }
     Ok(ALL_KERNELS.len())
 }

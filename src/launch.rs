@@ -1,6 +1,7 @@
 //! Grid sizing, the reusable look-back workspace, and the one place that launches kernels.
 use crate::error::{Error, Result};
 use crate::kernels::{self, Kernel, Tuning};
+use crate::pred::PredProgram;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
@@ -31,12 +32,32 @@ pub(crate) struct ScanParams {
     pub lb: LookbackParams,
 }
 
+/// Mirrors `SelectParams` of `cuda/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SelectParams {
+    pub input: u64,
+    pub output: u64,
+    pub output_rejected: u64,
+    pub flags: u64,
+    pub num_selected: u64,
+    pub known_total: u64,
+    pub n: u64,
+    pub source: u32,
+    pub mode: u32,
+    pub pred: PredProgram,
+    pub lb: LookbackParams,
+}
+
 // The C side asserts the same sizes (cuda/params.cuh).
-const _: () = assert!(size_of::<LookbackParams>() == 48 && size_of::<ScanParams>() == 88);
+const _: () = assert!(
+    size_of::<LookbackParams>() == 48 && size_of::<ScanParams>() == 88 && size_of::<SelectParams>() == 392
+);
 
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
 unsafe impl DeviceRepr for LookbackParams {}
 unsafe impl DeviceRepr for ScanParams {}
+unsafe impl DeviceRepr for SelectParams {}
 
 /// Back-off of the look-back's polling, in nanoseconds. The defaults come from `cuda/tuning.cuh`;
 /// override them with [`Workspace::set_backoff`] (the benchmark sweeps them).
@@ -50,6 +71,8 @@ pub struct Backoff {
 
 /// Epochs run 1..=EPOCHS; see `cuda/tile_state.cuh`.
 const EPOCHS: u32 = 255;
+/// Words before the status words: the tile counter and one scratch word.
+const HEADER: usize = 2;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
@@ -64,18 +87,28 @@ const EPOCHS: u32 = 255;
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
-    /// `[tile counter, status × capacity, values × 2·capacity]`, allocated on first use.
+    /// `[tile counter, scratch, status × capacity, values × 2·capacity]`, allocated on first use.
     buf: Option<CudaSlice<u64>>,
     capacity: usize,
     epoch: u32,
     tiles_taken: u64,
     backoff: Option<Backoff>,
+    /// One u64 for counts that are read back to the host, kept across calls.
+    pub(crate) count_buffer: Option<CudaSlice<u64>>,
 }
 
 impl Workspace {
     /// A workspace for buffers of `stream`'s context. Allocates nothing until the first call.
     pub fn new(stream: &Arc<CudaStream>) -> Self {
-        Workspace { stream: stream.clone(), buf: None, capacity: 0, epoch: 0, tiles_taken: 0, backoff: None }
+        Workspace {
+            stream: stream.clone(),
+            buf: None,
+            capacity: 0,
+            epoch: 0,
+            tiles_taken: 0,
+            backoff: None,
+            count_buffer: None,
+        }
     }
 
     /// Overrides the look-back back-off of every later call (`None`: the tuned defaults).
@@ -92,15 +125,16 @@ impl Workspace {
         if stream.context().cu_ctx() == self.stream.context().cu_ctx() { Ok(()) } else { Err(Error::ContextMismatch) }
     }
 
-    /// Launches `kernel` over `tiles` tiles (one block each) with the parameters `make(lookback)`.
-    /// The caller holds the guards of its own buffers across this call.
+    /// Launches `kernel` over `tiles` tiles (one block each) with the parameters `make(lookback,
+    /// scratch)`, `scratch` being the device address of one u64 of the workspace that the caller may use
+    /// between its own launches. The caller holds the guards of its own buffers across this call.
     pub(crate) fn launch<P: DeviceRepr>(
         &mut self,
         stream: &Arc<CudaStream>,
         kernel: Kernel,
         tuning: Tuning,
         tiles: usize,
-        make: impl FnOnce(LookbackParams) -> P,
+        make: impl FnOnce(LookbackParams, u64) -> P,
     ) -> Result<()> {
         debug_assert!(tiles > 0, "empty inputs launch nothing (invariant 6)");
         self.check_context(stream)?;
@@ -111,7 +145,7 @@ impl Workspace {
         let func = kernels::function(stream.context(), kernel)?;
         if tiles > self.capacity || self.buf.is_none() {
             let capacity = tiles.max(2 * self.capacity).max(64);
-            self.buf = Some(stream.alloc_zeros::<u64>(1 + 3 * capacity)?);
+            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + 3 * capacity)?);
             self.capacity = capacity;
             self.epoch = 0;
             self.tiles_taken = 0;
@@ -119,7 +153,7 @@ impl Workspace {
         let buf = self.buf.as_mut().expect("allocated above");
         if self.epoch == EPOCHS {
             // Words of the launch 255 calls ago carry the epoch we are about to reuse: clear them.
-            stream.memset_zeros(&mut buf.slice_mut(1..1 + self.capacity))?;
+            stream.memset_zeros(&mut buf.slice_mut(HEADER..HEADER + self.capacity))?;
             self.epoch = 0;
         }
         self.epoch += 1;
@@ -127,15 +161,15 @@ impl Workspace {
         let (base, _guard) = buf.device_ptr_mut(stream);
         let lookback = LookbackParams {
             tile_counter: base,
-            status: base + 8,
-            values: base + 8 * (1 + self.capacity as u64),
+            status: base + 8 * HEADER as u64,
+            values: base + 8 * (HEADER + self.capacity) as u64,
             tile_base: self.tiles_taken,
             epoch: self.epoch,
             first_poll_ns: backoff.first_poll_ns,
             poll_ns: backoff.poll_ns,
             _pad: 0,
         };
-        let params = make(lookback);
+        let params = make(lookback, base + 8);
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (tuning.block_threads, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `kernel` takes (the caller pairs them). The workspace holds

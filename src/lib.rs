@@ -55,17 +55,26 @@ pub mod host;
 mod kernels;
 mod launch;
 mod op;
+mod partition;
+mod pred;
 mod scan;
+mod select;
 
 pub use device::{default_stream, driver_available};
-pub use element::Element;
+pub use element::{Element, Flag, FloatElement, IntElement};
 pub use error::{Error, Result};
 pub use kernels::{DType, kernels_built};
 pub use launch::{Backoff, Workspace};
 pub use op::ScanOp;
+pub use partition::{Partitioned, partition_if};
+pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred};
 pub use scan::{
     exclusive_scan, exclusive_scan_in_place, exclusive_scan_into, inclusive_scan, inclusive_scan_in_place,
     inclusive_scan_into,
+};
+pub use select::{
+    Selected, count_if, mask_if, select_flagged, select_flagged_in_place, select_flagged_into, select_if,
+    select_if_in_place, select_if_into, unique, unique_in_place, unique_into,
 };
 
 /// Re-export of the cudarc version this crate is built against, so callers name the same types.
@@ -84,6 +93,10 @@ pub mod __private {
     /// Whether a scan kernel exists for (operator, type).
     pub fn has_scan_kernel(op: crate::ScanOp, dtype: crate::DType) -> bool {
         crate::kernels::scan_kernel(op.kind(), dtype).is_some()
+    }
+    /// Items per tile of the selection kernels for an element type of `bytes` bytes.
+    pub fn select_tile_items(bytes: usize) -> usize {
+        crate::kernels::tuning(crate::kernels::Algo::Select, bytes).tile_items(bytes)
     }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {

@@ -111,7 +111,7 @@ impl Workspace {
         })?;
         let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
         let tiles = n.div_ceil(tuning.tile_items(size_of::<T>()));
-        self.launch(stream, kernel, tuning, tiles, |lb| ScanParams {
+        self.launch(stream, kernel, tuning, tiles, |lb, _| ScanParams {
             input: src,
             output: dst,
             n: n as u64,

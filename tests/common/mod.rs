@@ -52,6 +52,8 @@ pub trait TestElement: Element {
     fn poison() -> Self;
     /// The value as f64 (for tolerances).
     fn as_f64(self) -> f64;
+    /// A small non-negative value (exact in every type).
+    fn small(v: u8) -> Self;
     /// Machine epsilon of the accumulator (0 for integers: exact).
     const ACC_EPS: f64;
     /// Rounding unit of the stored type (0 for integers).
@@ -66,6 +68,7 @@ macro_rules! int_test_element {
             fn random(rng: &mut Rng, _nan: f64) -> Self { rng.next_u64() as $t }
             fn poison() -> Self { <$t>::MAX / 3 + 7 }
             fn as_f64(self) -> f64 { self as f64 }
+            fn small(v: u8) -> Self { (v % 100) as $t }
             const ACC_EPS: f64 = 0.0;
             const OUT_EPS: f64 = 0.0;
             const MAX_FINITE: f64 = f64::INFINITY;
@@ -83,6 +86,7 @@ macro_rules! float_test_element {
             }
             fn poison() -> Self { $from(-12345.678) }
             fn as_f64(self) -> f64 { $to(self) }
+            fn small(v: u8) -> Self { $from((v % 100) as f64) }
             const ACC_EPS: f64 = $acc_eps;
             const OUT_EPS: f64 = $out_eps;
             const MAX_FINITE: f64 = $max;
@@ -143,4 +147,70 @@ pub fn check_scan<T: TestElement>(input: &[T], got: &[T], want: &[T], op: ScanOp
         }
     }
     Ok(())
+}
+
+/// Which items a selection test selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    Nothing,
+    OnePercent,
+    Half,
+    NinetyNine,
+    Everything,
+    Alternating,
+    /// Long runs of selected and rejected items (mean run ~3000 items), crossing tile boundaries.
+    Clustered,
+}
+
+impl Pattern {
+    pub const ALL: [Pattern; 7] = [
+        Pattern::Nothing,
+        Pattern::OnePercent,
+        Pattern::Half,
+        Pattern::NinetyNine,
+        Pattern::Everything,
+        Pattern::Alternating,
+        Pattern::Clustered,
+    ];
+
+    pub fn mask(self, n: usize, seed: u64) -> Vec<bool> {
+        let mut rng = Rng::new(seed);
+        let mut on = rng.unit() < 0.5;
+        (0..n)
+            .map(|i| match self {
+                Pattern::Nothing => false,
+                Pattern::OnePercent => rng.unit() < 0.01,
+                Pattern::Half => rng.unit() < 0.5,
+                Pattern::NinetyNine => rng.unit() < 0.99,
+                Pattern::Everything => true,
+                Pattern::Alternating => i % 2 == 0,
+                Pattern::Clustered => {
+                    if rng.unit() < 1.0 / 3000.0 {
+                        on = !on;
+                    }
+                    on
+                }
+            })
+            .collect()
+    }
+}
+
+/// Values in [0, 50) where `mask` is set and in [50, 100) elsewhere, so `Pred::lt(50)` selects `mask`.
+pub fn values_for_mask<T: TestElement>(mask: &[bool], seed: u64) -> Vec<T> {
+    let mut rng = Rng::new(seed ^ 0xabcdef);
+    mask.iter().map(|&m| T::small((rng.next_u64() % 50) as u8 + if m { 0 } else { 50 })).collect()
+}
+
+/// Values in runs: each run has a fresh small value, with a geometric length of mean `mean_run`.
+pub fn runs<T: TestElement>(n: usize, mean_run: f64, seed: u64) -> Vec<T> {
+    let mut rng = Rng::new(seed);
+    let mut v = T::small((rng.next_u64() % 100) as u8);
+    (0..n)
+        .map(|_| {
+            if rng.unit() < 1.0 / mean_run {
+                v = T::small((rng.next_u64() % 100) as u8);
+            }
+            v
+        })
+        .collect()
 }

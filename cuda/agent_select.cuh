@@ -1,0 +1,164 @@
+// One tile of selection: select_if, select_flagged, unique, partition (three layouts), count, and mask.
+//
+// The selection is fused into the look-back scan: the value scanned is the number of selected items, so
+// a tile's exclusive prefix is its output offset. A tile loads its items (coalesced, through shared
+// memory), decides which are selected (a predicate program, a flag array, or "differs from the previous
+// item"), counts them, publishes the count, looks back for its offset, then stages the selected (and for
+// a partition the rejected) items contiguously in shared memory and writes them out coalesced.
+//
+// In place (MODE_COMPACT with out == in; invariant 3 of DESIGN.md). Output index ≤ input index for every
+// item, since an item's rank counts only selected items before it. A tile writes only after it knows its
+// exclusive prefix, which exists only after every earlier tile published its count — and each tile
+// publishes (release) only after the __syncthreads() that follows all of its loads, and a successor reads
+// that status with acquire. So every write of tile t lands in memory whose reads (by tiles ≤ t) have
+// completed: tiles < t finished loading before t could learn its prefix, and t itself loaded before it
+// published. Tiles > t read only items at indices ≥ their start > every index t writes. (This is the
+// ordering CUB lacked in cccl #1730: publishing before the loads had landed.)
+//
+// unique in place also reads the item just before the tile. The only write that can reach that index
+// before the read is the previous tile's, and only when every earlier item was selected — in which case
+// it writes back the very value that is there.
+#pragma once
+#include "block_scan.cuh"
+#include "lookback.cuh"
+#include "params.cuh"
+#include "predicate.cuh"
+#include "tile_io.cuh"
+#include "tuning.cuh"
+
+namespace lookback {
+
+template <class T> __device__ __forceinline__ bool items_differ(T a, T b) {
+    // IEEE == for floats: NaN differs from everything, itself included; -0 equals +0.
+    return Acc<T>::load(a) != Acc<T>::load(b);
+}
+
+template <class T> struct SelectAgent {
+    using Shape = typename Tuning<Algo::select, sizeof(T)>::Shape;
+    static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
+    static constexpr int WARPS = BLOCK_THREADS / 32;
+    using IO = TileIO<T, BLOCK_THREADS, Shape::CHUNKS_PER_THREAD>;
+    static constexpr int IPT = IO::ITEMS_PER_THREAD;
+    static_assert(IPT <= 32, "selection masks hold at most 32 items per thread");
+
+    struct Storage {
+        uint4 tile[IO::TILE_CHUNKS];  // the loaded tile, later the staged output
+        BlockScanStorage<uint32_t, WARPS> scan;
+        uint64_t exclusive;
+        uint64_t tile_id;
+        T before_tile;  // unique: the item just before this tile
+    };
+
+    static __device__ __forceinline__ void run(const SelectParams& p) {
+        __shared__ Storage s;
+        const LookbackParams& lb = p.lb;
+        if (threadIdx.x == 0) s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        __syncthreads();
+        const uint64_t tile = s.tile_id;
+        const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
+        const int valid = (int)min((uint64_t)IO::TILE_ITEMS, p.n - start);
+        const T* in = static_cast<const T*>(p.in) + start;
+
+        // 1. Load (every read of the input happens before the barrier; see the in-place argument).
+        if (valid == IO::TILE_ITEMS && IO::aligned(in)) IO::load_full(in, s.tile, [](T) {});
+        else IO::load_partial(in, valid, T(), s.tile, [](T) {});
+        if (p.source == SOURCE_UNIQUE && threadIdx.x == 0 && tile > 0) s.before_tile = in[-1];
+        __syncthreads();
+
+        // 2. Decide: bit k of `mask` is this thread's item k (tile index threadIdx.x * IPT + k).
+        T x[IPT];
+#pragma unroll
+        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
+            const typename IO::Chunk chunk = IO::own_chunk(s.tile, c);
+#pragma unroll
+            for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) x[c * IO::ITEMS_PER_CHUNK + e] = chunk.items[e];
+        }
+        const int first = (int)threadIdx.x * IPT;
+        uint32_t mask;
+        if (p.source == SOURCE_PRED) {
+            mask = eval_predicate(p.pred, x);
+        } else if (p.source == SOURCE_FLAGS) {
+            mask = load_flags(p.flags + start, first, valid);
+        } else {
+            const T before = threadIdx.x > 0 ? IO::item_at(s.tile, first - 1) : s.before_tile;
+            mask = (threadIdx.x == 0 && tile == 0) ? 1u : (uint32_t)items_differ(x[0], before);
+#pragma unroll
+            for (int k = 1; k < IPT; ++k) mask |= (uint32_t)items_differ(x[k], x[k - 1]) << k;
+        }
+        const int mine = max(0, min(IPT, valid - first));
+        mask &= mine == 32 ? 0xffffffffu : (1u << mine) - 1;
+
+        if (p.mode == MODE_MASK) {
+            uint8_t* dst = static_cast<uint8_t*>(p.out_rejected) + start + first;
+#pragma unroll
+            for (int k = 0; k < IPT; ++k) if (k < mine) dst[k] = (mask >> k) & 1u;
+            return;
+        }
+
+        // 3. Count, publish, look back.
+        uint32_t tile_count;
+        const uint32_t before_me = block_exclusive_scan<OpSum>((uint32_t)__popc(mask), tile_count, s.scan);
+        const CountState state{lb.status, lb.epoch};
+        if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile_count);
+        if (warp_id() == 0) {
+            uint64_t exclusive = 0;
+            if (tile > 0) {
+                exclusive = warp_lookback<OpSum, uint64_t>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                if (lane_id() == 0) state.publish(tile, STATUS_P, exclusive + tile_count);
+            }
+            if (lane_id() == 0) s.exclusive = exclusive;
+        }
+        __syncthreads();
+        const uint64_t exclusive = s.exclusive;
+        if (threadIdx.x == 0 && start + valid == p.n) *p.num_selected = exclusive + tile_count;
+        if (p.mode == MODE_COUNT) return;
+
+        // 4. Stage: selected items at [0, tile_count) in order, rejected after them in order. Every
+        //    thread read its items before the block scan's barrier, so the tile buffer is free.
+        T* staged = reinterpret_cast<T*>(s.tile);
+        const bool partition = p.mode != MODE_COMPACT;
+        uint32_t selected_before = before_me;
+#pragma unroll
+        for (int k = 0; k < IPT; ++k) {
+            if ((mask >> k) & 1u) staged[selected_before++] = x[k];
+            else if (partition && k < mine) staged[tile_count + (first + k - selected_before)] = x[k];
+        }
+        __syncthreads();
+
+        // 5. Write out, striped across the block (coalesced at item width).
+        T* out = static_cast<T*>(p.out);
+        const int limit = partition ? valid : (int)tile_count;
+        const uint64_t rejected_before = start - exclusive;
+        for (int i = threadIdx.x; i < limit; i += BLOCK_THREADS) {
+            if (i < (int)tile_count) {
+                out[exclusive + i] = staged[i];
+            } else {
+                const uint64_t r = rejected_before + (uint64_t)(i - (int)tile_count);
+                if (p.mode == MODE_PARTITION_REVERSE) out[p.n - 1 - r] = staged[i];
+                else if (p.mode == MODE_PARTITION_SPLIT) static_cast<T*>(p.out_rejected)[r] = staged[i];
+                else out[*p.known_total + r] = staged[i];
+            }
+        }
+    }
+
+    // Flags of this thread's items [first, first + IPT) of the tile; 16-byte loads when aligned.
+    static __device__ __forceinline__ uint32_t load_flags(const uint8_t* flags, int first, int valid) {
+        uint32_t mask = 0;
+        const uint8_t* f = flags + first;
+        if (IPT % 16 == 0 && first + IPT <= valid && ((uintptr_t)f & 15) == 0) {
+#pragma unroll
+            for (int v = 0; v < IPT / 16; ++v) {
+                union { uint4 vec; uint8_t b[16]; } u;
+                u.vec = reinterpret_cast<const uint4*>(f)[v];
+#pragma unroll
+                for (int e = 0; e < 16; ++e) mask |= (uint32_t)(u.b[e] != 0) << (v * 16 + e);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < IPT; ++k) if (first + k < valid) mask |= (uint32_t)(f[k] != 0) << k;
+        }
+        return mask;
+    }
+};
+
+}  // namespace lookback

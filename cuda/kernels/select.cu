@@ -1,0 +1,13 @@
+// Entry points of the selection family (select_if, select_flagged, unique, partition, count, mask): one
+// kernel per element type, named lookback_select_<type>. Source and mode are parameters (uniform branches).
+#include "../agent_select.cuh"
+
+using namespace lookback;
+
+#define LOOKBACK_SELECT_KERNEL(NAME, CTYPE, CLASS)                                                        \
+    extern "C" __global__ void __launch_bounds__(SelectAgent<CTYPE>::BLOCK_THREADS)                       \
+        lookback_select_##NAME(SelectParams p) {                                                           \
+        SelectAgent<CTYPE>::run(p);                                                                        \
+    }
+
+LOOKBACK_TYPES(LOOKBACK_SELECT_KERNEL)

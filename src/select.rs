@@ -1,0 +1,565 @@
+//! Stream compaction on the look-back engine: `select_if`, `select_flagged`, `unique` — into new
+//! buffers, into caller buffers (count left on the device), and in place — plus `count_if` and `mask_if`.
+use crate::element::{Element, Flag};
+use crate::error::{Error, Result};
+use crate::kernels::{self, Algo};
+use crate::launch::{SelectParams, Workspace};
+use crate::pred::{Pred, PredProgram};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut};
+use std::sync::Arc;
+
+/// What decides that an item is selected (`SOURCE_*` in `cuda/params.cuh`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Source {
+    Pred(PredProgram),
+    /// Device address of one flag byte per item.
+    Flags(u64),
+    Unique,
+}
+
+/// Where items go (`MODE_*` in `cuda/params.cuh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Mode {
+    Compact = 0,
+    PartitionReverse = 1,
+    PartitionSplit = 2,
+    PartitionStable = 3,
+    Count = 4,
+    Mask = 5,
+}
+
+/// One selection launch, with raw device addresses the caller keeps borrowed until it returns.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SelectJob {
+    pub input: u64,
+    pub output: u64,
+    pub rejected: u64,
+    pub num_selected: u64,
+    pub n: usize,
+    pub source: Source,
+    pub mode: Mode,
+}
+
+/// The result of a one-shot selection: a buffer of the input's length whose first [`len`](Self::len)
+/// items are the selected ones, in input order. (Sizing the buffer exactly would cost a second copy.)
+#[derive(Debug)]
+pub struct Selected<T> {
+    buffer: CudaSlice<T>,
+    len: usize,
+}
+
+impl<T> Selected<T> {
+    pub(crate) fn new(buffer: CudaSlice<T>, len: usize) -> Self {
+        Selected { buffer, len }
+    }
+    /// Number of selected items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether nothing was selected.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The selected items.
+    pub fn view(&self) -> CudaView<'_, T> {
+        self.buffer.slice(..self.len)
+    }
+    /// The whole buffer and the number of selected items at its front.
+    pub fn into_parts(self) -> (CudaSlice<T>, usize) {
+        (self.buffer, self.len)
+    }
+}
+
+impl<T: Element> Selected<T> {
+    /// Copies the selected items to the host (blocks until they are ready).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the copy fails.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        Ok(self.buffer.stream().clone_dtoh(&self.view())?)
+    }
+}
+
+pub(crate) fn same_context(a: &CudaStream, b: &CudaStream) -> Result<()> {
+    if a.context().cu_ctx() == b.context().cu_ctx() { Ok(()) } else { Err(Error::ContextMismatch) }
+}
+
+pub(crate) fn check_room(what: &'static str, needed: usize, actual: usize) -> Result<()> {
+    if actual < needed { Err(Error::OutputTooSmall { what, needed, actual }) } else { Ok(()) }
+}
+
+impl Workspace {
+    /// Launches one selection (two for the stable partition: a count, then the partition).
+    pub(crate) fn select_raw<T: Element>(&mut self, stream: &Arc<CudaStream>, job: SelectJob) -> Result<()> {
+        if job.n == 0 {
+            // Invariant 6: an empty input writes a count of 0 and launches no kernel.
+            if job.mode != Mode::Mask {
+                // SAFETY: `num_selected` addresses at least one u64 of the caller's (checked by callers).
+                unsafe { cudarc::driver::result::memset_d8_async(job.num_selected, 0, 8, stream.cu_stream()) }?;
+            }
+            return Ok(());
+        }
+        let kernel = kernels::select_kernel(T::DTYPE);
+        let tuning = kernels::tuning(Algo::Select, size_of::<T>());
+        let tiles = job.n.div_ceil(tuning.tile_items(size_of::<T>()));
+        let (source, flags, pred) = match job.source {
+            Source::Pred(p) => (0, 0, p),
+            Source::Flags(f) => (1, f, PredProgram::default()),
+            Source::Unique => (2, 0, PredProgram::default()),
+        };
+        let params = |lb, scratch, mode: Mode| SelectParams {
+            input: job.input,
+            output: job.output,
+            output_rejected: job.rejected,
+            flags,
+            num_selected: if mode == Mode::Count && job.mode == Mode::PartitionStable { scratch } else { job.num_selected },
+            known_total: scratch,
+            n: job.n as u64,
+            source,
+            mode: mode as u32,
+            pred,
+            lb,
+        };
+        if job.mode == Mode::PartitionStable {
+            // The rejected items start after all selected ones: count them first, into the scratch word.
+            self.launch(stream, kernel, tuning, tiles, |lb, scratch| params(lb, scratch, Mode::Count))?;
+        }
+        self.launch(stream, kernel, tuning, tiles, |lb, scratch| params(lb, scratch, job.mode))
+    }
+
+    /// Compacts `input` into `output` (or in place when both are the same address).
+    fn compact_raw<T: Element>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: u64,
+        dst: u64,
+        num_selected: u64,
+        n: usize,
+        source: Source,
+    ) -> Result<()> {
+        let job = SelectJob { input: src, output: dst, rejected: 0, num_selected, n, source, mode: Mode::Compact };
+        self.select_raw::<T>(stream, job)
+    }
+
+    fn compact_into<T, I, O, N>(&mut self, input: &I, output: &mut O, num_selected: &mut N, source: Source) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+        N: DevicePtrMut<u64>,
+    {
+        let n = input.len();
+        check_room("output", n, output.len())?;
+        check_room("num_selected", 1, num_selected.len())?;
+        let stream = input.stream().clone();
+        same_context(&stream, output.stream())?;
+        same_context(&stream, num_selected.stream())?;
+        let (src, _read) = input.device_ptr(&stream);
+        let (dst, _write) = output.device_ptr_mut(&stream);
+        let (count, _count) = num_selected.device_ptr_mut(&stream);
+        self.compact_raw::<T>(&stream, src, dst, count, n, source)
+    }
+
+    fn compact_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, source: Source) -> Result<usize> {
+        let n = buf.len();
+        let stream = buf.stream().clone();
+        let mut count = self.take_count_buffer(&stream)?;
+        {
+            let (ptr, _write) = buf.device_ptr_mut(&stream);
+            let (c, _c) = count.device_ptr_mut(&stream);
+            self.compact_raw::<T>(&stream, ptr, ptr, c, n, source)?;
+        }
+        self.read_count(&stream, count)
+    }
+
+    /// A one-item device buffer for counts that are read back (kept across calls).
+    pub(crate) fn take_count_buffer(&mut self, stream: &Arc<CudaStream>) -> Result<CudaSlice<u64>> {
+        self.check_context(stream)?;
+        match self.count_buffer.take() {
+            Some(b) => Ok(b),
+            None => Ok(stream.alloc_zeros::<u64>(1)?),
+        }
+    }
+
+    /// Reads a count back (blocks until the stream has produced it) and keeps the buffer for reuse.
+    pub(crate) fn read_count(&mut self, stream: &Arc<CudaStream>, count: CudaSlice<u64>) -> Result<usize> {
+        let mut host = [0u64];
+        let copied = stream.memcpy_dtoh(&count, &mut host);
+        self.count_buffer = Some(count);
+        copied?;
+        usize::try_from(host[0]).map_err(|_| Error::Unsupported { operation: "counts above usize::MAX", dtype: "any" })
+    }
+
+    /// Copies the items of `input` for which `pred` holds to the front of `output`, in input order, and
+    /// writes their number to `num_selected[0]` — on the device: nothing blocks the host. `output` must
+    /// hold at least `input.len()` items (every item may be selected); items past the count are left
+    /// alone.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooSmall`] (for `output` or an empty `num_selected`), [`Error::PredicateTooComplex`],
+    /// [`Error::ContextMismatch`], [`Error::KernelsNotBuilt`], [`Error::Driver`]. On error nothing is
+    /// written.
+    pub fn select_if_into<T, I, O, N>(&mut self, input: &I, pred: &Pred<T>, output: &mut O, num_selected: &mut N) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+        N: DevicePtrMut<u64>,
+    {
+        let program = pred.program()?;
+        self.compact_into(input, output, num_selected, Source::Pred(program))
+    }
+
+    /// Keeps the items of `buf` for which `pred` holds at its front, in their original order, in one pass
+    /// with no temporary copy; returns how many (blocks until the count is known). Items past the count
+    /// are unspecified.
+    ///
+    /// Safe in place because of the look-back's ordering: a tile writes only after every earlier tile has
+    /// finished reading its input (see `cuda/agent_select.cuh`).
+    ///
+    /// # Errors
+    /// [`Error::PredicateTooComplex`], [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    pub fn select_if_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, pred: &Pred<T>) -> Result<usize> {
+        let program = pred.program()?;
+        self.compact_in_place(buf, Source::Pred(program))
+    }
+
+    /// Copies the items whose flag is set (nonzero `u8`, or `true`) to the front of `output`, in order;
+    /// the count goes to `num_selected[0]` on the device.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `flags` and `input` differ in length; otherwise as
+    /// [`Workspace::select_if_into`].
+    pub fn select_flagged_into<T, F, I, M, O, N>(
+        &mut self,
+        input: &I,
+        flags: &M,
+        output: &mut O,
+        num_selected: &mut N,
+    ) -> Result<()>
+    where
+        T: Element,
+        F: Flag,
+        I: DevicePtr<T>,
+        M: DevicePtr<F>,
+        O: DevicePtrMut<T>,
+        N: DevicePtrMut<u64>,
+    {
+        check_flags(input.len(), flags.len())?;
+        same_context(input.stream(), flags.stream())?;
+        let stream = input.stream().clone();
+        let (f, _flags) = flags.device_ptr(&stream);
+        self.compact_into(input, output, num_selected, Source::Flags(f))
+    }
+
+    /// Keeps the items of `buf` whose flag is set at its front, in order, in place; returns how many.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    pub fn select_flagged_in_place<T, F, B, M>(&mut self, buf: &mut B, flags: &M) -> Result<usize>
+    where
+        T: Element,
+        F: Flag,
+        B: DevicePtrMut<T>,
+        M: DevicePtr<F>,
+    {
+        check_flags(buf.len(), flags.len())?;
+        same_context(buf.stream(), flags.stream())?;
+        let stream = buf.stream().clone();
+        let (f, _flags) = flags.device_ptr(&stream);
+        self.compact_in_place(buf, Source::Flags(f))
+    }
+
+    /// Copies the first item of every run of equal adjacent items to the front of `output`, in order
+    /// (drops adjacent duplicates); the count goes to `num_selected[0]` on the device. Floats compare with
+    /// IEEE `==`: `-0.0` equals `0.0`, and NaN equals nothing, so every NaN is kept.
+    ///
+    /// # Errors
+    /// As [`Workspace::select_if_into`].
+    pub fn unique_into<T, I, O, N>(&mut self, input: &I, output: &mut O, num_selected: &mut N) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+        N: DevicePtrMut<u64>,
+    {
+        self.compact_into(input, output, num_selected, Source::Unique)
+    }
+
+    /// Drops adjacent duplicates of `buf` in place; returns how many items remain at its front.
+    ///
+    /// # Errors
+    /// [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    pub fn unique_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B) -> Result<usize> {
+        self.compact_in_place(buf, Source::Unique)
+    }
+
+    /// Counts the items for which `pred` holds (blocks until the count is known).
+    ///
+    /// # Errors
+    /// [`Error::PredicateTooComplex`], [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    pub fn count_if<T: Element, I: DevicePtr<T>>(&mut self, input: &I, pred: &Pred<T>) -> Result<usize> {
+        let program = pred.program()?;
+        let stream = input.stream().clone();
+        let mut count = self.take_count_buffer(&stream)?;
+        {
+            let (src, _read) = input.device_ptr(&stream);
+            let (c, _c) = count.device_ptr_mut(&stream);
+            let job = SelectJob {
+                input: src,
+                output: 0,
+                rejected: 0,
+                num_selected: c,
+                n: input.len(),
+                source: Source::Pred(program),
+                mode: Mode::Count,
+            };
+            self.select_raw::<T>(&stream, job)?;
+        }
+        self.read_count(&stream, count)
+    }
+
+    /// Writes `mask[i] = pred(input[i]) as u8` (one byte per item). Evaluate a predicate once, then
+    /// select the same rows of several columns with [`Workspace::select_flagged_into`] or
+    /// [`Workspace::select_flagged_in_place`].
+    ///
+    /// # Errors
+    /// [`Error::OutputTooSmall`] if `mask` is shorter than `input`; [`Error::PredicateTooComplex`],
+    /// [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    pub fn mask_if_into<T, I, M>(&mut self, input: &I, pred: &Pred<T>, mask: &mut M) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        M: DevicePtrMut<u8>,
+    {
+        let program = pred.program()?;
+        let n = input.len();
+        check_room("mask", n, mask.len())?;
+        let stream = input.stream().clone();
+        same_context(&stream, mask.stream())?;
+        let (src, _read) = input.device_ptr(&stream);
+        let (m, _write) = mask.device_ptr_mut(&stream);
+        let job =
+            SelectJob { input: src, output: 0, rejected: m, num_selected: 0, n, source: Source::Pred(program), mode: Mode::Mask };
+        self.select_raw::<T>(&stream, job)
+    }
+}
+
+fn check_flags(items: usize, flags: usize) -> Result<()> {
+    if items == flags { Ok(()) } else { Err(Error::LengthMismatch { what: "flags", expected: items, actual: flags }) }
+}
+
+/// Allocates an output of `n` items and a count, runs `f`, reads the count back.
+fn one_shot<T: Element>(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    f: impl FnOnce(&mut Workspace, &mut CudaSlice<T>, &mut CudaSlice<u64>) -> Result<()>,
+) -> Result<Selected<T>> {
+    let mut ws = Workspace::new(stream);
+    // SAFETY: only the first `count` items are ever exposed (Selected::view), and the kernel writes them.
+    let mut out = unsafe { stream.alloc::<T>(n) }?;
+    let mut count = ws.take_count_buffer(stream)?;
+    f(&mut ws, &mut out, &mut count)?;
+    let len = ws.read_count(stream, count)?;
+    Ok(Selected::new(out, len))
+}
+
+/// The items of `input` for which `pred` holds, in input order, in a new buffer (blocks until the
+/// count is known).
+///
+/// # Errors
+/// As [`Workspace::select_if_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::Pred;
+/// let input = stream.clone_htod(&[5i32, -1, 8, 0, 3, -7])?;
+/// let positive = lookback::select_if(&input, &Pred::gt(0))?;
+/// assert_eq!(positive.to_vec()?, [5, 8, 3]);
+/// # Ok(()) }
+/// ```
+pub fn select_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Result<Selected<T>> {
+    one_shot(input.stream(), input.len(), |ws, out, count| ws.select_if_into(input, pred, out, count))
+}
+
+/// [`Workspace::select_if_into`] with a temporary workspace.
+///
+/// # Errors
+/// As [`Workspace::select_if_into`].
+pub fn select_if_into<T, I, O, N>(input: &I, pred: &Pred<T>, output: &mut O, num_selected: &mut N) -> Result<()>
+where
+    T: Element,
+    I: DevicePtr<T>,
+    O: DevicePtrMut<T>,
+    N: DevicePtrMut<u64>,
+{
+    Workspace::new(input.stream()).select_if_into(input, pred, output, num_selected)
+}
+
+/// Keeps the items of `buf` for which `pred` holds at its front, in order, in place; returns how many.
+/// See [`Workspace::select_if_in_place`].
+///
+/// # Errors
+/// As [`Workspace::select_if_in_place`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::Pred;
+/// let mut buf = stream.clone_htod(&[1.5f32, f32::NAN, -9999.0, 2.5])?;
+/// let kept = lookback::select_if_in_place(&mut buf, &(Pred::ne(-9999.0) & !Pred::is_nan()))?;
+/// assert_eq!(kept, 2);
+/// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [1.5, 2.5]);
+/// # Ok(()) }
+/// ```
+pub fn select_if_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B, pred: &Pred<T>) -> Result<usize> {
+    let stream = buf.stream().clone();
+    Workspace::new(&stream).select_if_in_place(buf, pred)
+}
+
+/// The items whose flag is set, in input order, in a new buffer.
+///
+/// # Errors
+/// As [`Workspace::select_flagged_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// let input = stream.clone_htod(&[10u16, 20, 30, 40])?;
+/// let flags = stream.clone_htod(&[true, false, false, true])?;
+/// assert_eq!(lookback::select_flagged(&input, &flags)?.to_vec()?, [10, 40]);
+/// # Ok(()) }
+/// ```
+pub fn select_flagged<T, F, I, M>(input: &I, flags: &M) -> Result<Selected<T>>
+where
+    T: Element,
+    F: Flag,
+    I: DevicePtr<T>,
+    M: DevicePtr<F>,
+{
+    one_shot(input.stream(), input.len(), |ws, out, count| ws.select_flagged_into(input, flags, out, count))
+}
+
+/// [`Workspace::select_flagged_into`] with a temporary workspace.
+///
+/// # Errors
+/// As [`Workspace::select_flagged_into`].
+pub fn select_flagged_into<T, F, I, M, O, N>(input: &I, flags: &M, output: &mut O, num_selected: &mut N) -> Result<()>
+where
+    T: Element,
+    F: Flag,
+    I: DevicePtr<T>,
+    M: DevicePtr<F>,
+    O: DevicePtrMut<T>,
+    N: DevicePtrMut<u64>,
+{
+    Workspace::new(input.stream()).select_flagged_into(input, flags, output, num_selected)
+}
+
+/// Keeps the items of `buf` whose flag is set at its front, in order, in place; returns how many.
+///
+/// # Errors
+/// As [`Workspace::select_flagged_in_place`].
+pub fn select_flagged_in_place<T, F, B, M>(buf: &mut B, flags: &M) -> Result<usize>
+where
+    T: Element,
+    F: Flag,
+    B: DevicePtrMut<T>,
+    M: DevicePtr<F>,
+{
+    let stream = buf.stream().clone();
+    Workspace::new(&stream).select_flagged_in_place(buf, flags)
+}
+
+/// The first item of every run of equal adjacent items, in a new buffer. See [`Workspace::unique_into`].
+///
+/// # Errors
+/// As [`Workspace::unique_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// let input = stream.clone_htod(&[1u8, 1, 2, 2, 2, 1, 3, 3])?;
+/// assert_eq!(lookback::unique(&input)?.to_vec()?, [1, 2, 1, 3]);
+/// # Ok(()) }
+/// ```
+pub fn unique<T: Element, I: DevicePtr<T>>(input: &I) -> Result<Selected<T>> {
+    one_shot(input.stream(), input.len(), |ws, out, count| ws.unique_into(input, out, count))
+}
+
+/// [`Workspace::unique_into`] with a temporary workspace.
+///
+/// # Errors
+/// As [`Workspace::unique_into`].
+pub fn unique_into<T, I, O, N>(input: &I, output: &mut O, num_selected: &mut N) -> Result<()>
+where
+    T: Element,
+    I: DevicePtr<T>,
+    O: DevicePtrMut<T>,
+    N: DevicePtrMut<u64>,
+{
+    Workspace::new(input.stream()).unique_into(input, output, num_selected)
+}
+
+/// Drops adjacent duplicates of `buf` in place; returns how many items remain at its front.
+///
+/// # Errors
+/// As [`Workspace::unique_in_place`].
+pub fn unique_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B) -> Result<usize> {
+    let stream = buf.stream().clone();
+    Workspace::new(&stream).unique_in_place(buf)
+}
+
+/// Counts the items for which `pred` holds (blocks until the count is known).
+///
+/// # Errors
+/// As [`Workspace::count_if`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::Pred;
+/// let input = stream.clone_htod(&[0b0110u32, 0b0001, 0b0100, 0b1000])?;
+/// assert_eq!(lookback::count_if(&input, &Pred::any_bits(0b0100))?, 2);
+/// # Ok(()) }
+/// ```
+pub fn count_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Result<usize> {
+    Workspace::new(input.stream()).count_if(input, pred)
+}
+
+/// One byte per item, 1 where `pred` holds. See [`Workspace::mask_if_into`].
+///
+/// # Errors
+/// As [`Workspace::mask_if_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::Pred;
+/// let temps = stream.clone_htod(&[21.0f64, -9999.0, 19.5])?;
+/// let ids = stream.clone_htod(&[7u32, 8, 9])?;
+/// let mask = lookback::mask_if(&temps, &Pred::ne(-9999.0))?;
+/// assert_eq!(lookback::select_flagged(&ids, &mask)?.to_vec()?, [7, 9]);
+/// # Ok(()) }
+/// ```
+pub fn mask_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Result<CudaSlice<u8>> {
+    let stream = input.stream().clone();
+    // SAFETY: mask_if_into writes every one of the `len` bytes (or returns an error, dropping the buffer).
+    let mut mask = unsafe { stream.alloc::<u8>(input.len()) }?;
+    Workspace::new(&stream).mask_if_into(input, pred, &mut mask)?;
+    Ok(mask)
+}

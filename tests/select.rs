@@ -1,0 +1,169 @@
+//! Selection against the host reference: select_if (several predicate shapes), select_flagged (u8 and
+//! bool flags), unique, count_if and mask_if — into buffers and in place — for every element type, every
+//! selectivity pattern, at sizes around tile boundaries and at random sizes up to 2^22.
+mod common;
+
+use common::{Pattern, TestElement, gpu, runs, values_for_mask};
+use lookback::cudarc::driver::{CudaSlice, CudaStream};
+use lookback::half::{bf16, f16};
+use lookback::{Pred, Workspace, host};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+const GUARD: usize = 3;
+
+/// Several predicate programs that all select exactly the values below 50 of `values_for_mask`.
+fn predicate<T: TestElement>(shape: usize) -> Pred<T> {
+    let fifty = T::small(50);
+    match shape % 4 {
+        0 => Pred::lt(fifty),
+        1 => Pred::ge(fifty).not(),
+        2 => Pred::between(T::small(0), T::small(49)) | Pred::eq(T::small(99)) & Pred::lt(T::small(0)),
+        _ => (Pred::ne(T::small(77)) | Pred::eq(T::small(77))) & Pred::le(T::small(49)) & Pred::always(),
+    }
+}
+
+fn upload_poisoned<T: TestElement>(stream: &Arc<CudaStream>, n: usize) -> CudaSlice<T> {
+    stream.clone_htod(&vec![T::poison(); n + GUARD]).unwrap()
+}
+
+/// Reads the count and the first `count` items; checks the guard items past `n` are untouched.
+fn read_result<T: TestElement>(stream: &Arc<CudaStream>, out: &CudaSlice<T>, count: &CudaSlice<u64>, n: usize) -> (Vec<T>, usize) {
+    let all = stream.clone_dtoh(out).unwrap();
+    assert!(all[n..].iter().all(|g| *g == T::poison()), "wrote past the output's {n} items");
+    let k = stream.clone_dtoh(count).unwrap()[0] as usize;
+    assert!(k <= n, "count {k} > n {n}");
+    (all[..k].to_vec(), k)
+}
+
+fn same<T: TestElement>(got: &[T], want: &[T], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| !(g == w || g.as_f64().is_nan() && w.as_f64().is_nan())) {
+        panic!("{what}: item {i}: got {:?}, want {:?}", got[i], want[i]);
+    }
+}
+
+/// Runs every selection function on one input and compares all of them with the host.
+fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: usize, pattern: Pattern, seed: u64) {
+    let mask = pattern.mask(n, seed);
+    let values: Vec<T> = values_for_mask(&mask, seed);
+    let what = format!("{} n={n} {pattern:?} seed={seed}", T::DTYPE.name());
+    let d_in = stream.clone_htod(&values).unwrap();
+    let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+
+    // select_if into a buffer, with a predicate shape chosen by the seed.
+    let pred = predicate::<T>(seed as usize);
+    let want = host::select_if(&values, &pred);
+    assert_eq!(want.len(), mask.iter().filter(|&&m| m).count(), "test data: predicate disagrees with the mask");
+    let mut out = upload_poisoned::<T>(stream, n);
+    ws.select_if_into(&d_in, &pred, &mut out, &mut count).unwrap();
+    let (got, _) = read_result(stream, &out, &count, n);
+    same(&got, &want, &format!("select_if {what}"));
+
+    // select_if in place.
+    let mut buf = stream.clone_htod(&values).unwrap();
+    let k = ws.select_if_in_place(&mut buf, &pred).unwrap();
+    let got = stream.clone_dtoh(&buf).unwrap();
+    same(&got[..k], &want, &format!("select_if_in_place {what}"));
+
+    // select_flagged with u8 flags (nonzero values other than 1 too) and with bool flags.
+    let flags_u8: Vec<u8> = mask.iter().enumerate().map(|(i, &m)| if m { 1 + (i % 3) as u8 * 100 } else { 0 }).collect();
+    let d_flags = stream.clone_htod(&flags_u8).unwrap();
+    let mut out = upload_poisoned::<T>(stream, n);
+    ws.select_flagged_into(&d_in, &d_flags, &mut out, &mut count).unwrap();
+    let (got, _) = read_result(stream, &out, &count, n);
+    same(&got, &want, &format!("select_flagged(u8) {what}"));
+    let d_bools = stream.clone_htod(&mask).unwrap();
+    let mut buf = stream.clone_htod(&values).unwrap();
+    let k = ws.select_flagged_in_place(&mut buf, &d_bools).unwrap();
+    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_flagged_in_place(bool) {what}"));
+
+    // count_if and mask_if.
+    assert_eq!(ws.count_if(&d_in, &pred).unwrap(), want.len(), "count_if {what}");
+    let mut m = stream.clone_htod(&vec![7u8; n + GUARD]).unwrap();
+    ws.mask_if_into(&d_in, &pred, &mut m).unwrap();
+    let got_mask = stream.clone_dtoh(&m).unwrap();
+    assert_eq!(&got_mask[..n], host::mask_if(&values, &pred), "mask_if {what}");
+    assert_eq!(&got_mask[n..], &[7; GUARD], "mask_if wrote past the end");
+}
+
+/// unique, into a buffer and in place, on runs of mean length `mean_run`.
+fn check_unique<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: usize, mean_run: f64, seed: u64) {
+    let mut values: Vec<T> = runs(n, mean_run, seed);
+    if T::ACC_EPS > 0.0 && n > 10 {
+        // NaN never equals NaN: adjacent NaNs are all kept.
+        let nan = T::random(&mut common::Rng::new(1), 1.0);
+        values[n / 2] = nan;
+        values[n / 2 + 1] = nan;
+    }
+    let want = host::unique(&values);
+    let what = format!("unique {} n={n} run={mean_run} seed={seed}", T::DTYPE.name());
+    let d_in = stream.clone_htod(&values).unwrap();
+    let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+    let mut out = upload_poisoned::<T>(stream, n);
+    ws.unique_into(&d_in, &mut out, &mut count).unwrap();
+    let (got, _) = read_result(stream, &out, &count, n);
+    same(&got, &want, &what);
+    let mut buf = stream.clone_htod(&values).unwrap();
+    let k = ws.unique_in_place(&mut buf).unwrap();
+    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("{what} in place"));
+}
+
+fn edge_sizes<T: TestElement>() -> Vec<usize> {
+    let t = lookback::__private::select_tile_items(size_of::<T>());
+    vec![0, 1, 2, 33, t - 1, t, t + 1, 2 * t + 1, 5 * t - 3, 33 * t + 7]
+}
+
+fn edge_cases<T: TestElement>() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    for (k, n) in edge_sizes::<T>().into_iter().enumerate() {
+        for (p, pattern) in Pattern::ALL.into_iter().enumerate() {
+            check_all::<T>(&stream, &mut ws, n, pattern, (k * 10 + p) as u64);
+        }
+        for mean_run in [1.0, 2.0, 4.0, 1000.0, 1e9] {
+            check_unique::<T>(&stream, &mut ws, n, mean_run, k as u64);
+        }
+    }
+}
+
+fn random_cases() -> impl Strategy<Value = (usize, usize, u64, f64)> {
+    (0.0f64..22.0, 0..Pattern::ALL.len(), any::<u64>(), 0.0f64..12.0)
+        .prop_map(|(l, p, seed, run)| (2f64.powf(l) as usize, p, seed, 2f64.powf(run)))
+}
+
+macro_rules! select_tests {
+    ($($t:ty => $edge:ident, $random:ident;)*) => {$(
+        #[test]
+        fn $edge() {
+            edge_cases::<$t>();
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
+            #[test]
+            fn $random(case in random_cases()) {
+                let Some(stream) = gpu() else { return Ok(()) };
+                let (n, p, seed, run) = case;
+                let mut ws = Workspace::new(&stream);
+                check_all::<$t>(&stream, &mut ws, n, Pattern::ALL[p], seed);
+                check_unique::<$t>(&stream, &mut ws, n, run, seed);
+            }
+        }
+    )*};
+}
+
+select_tests! {
+    i8 => edge_i8, random_i8;
+    i16 => edge_i16, random_i16;
+    i32 => edge_i32, random_i32;
+    i64 => edge_i64, random_i64;
+    u8 => edge_u8, random_u8;
+    u16 => edge_u16, random_u16;
+    u32 => edge_u32, random_u32;
+    u64 => edge_u64, random_u64;
+    f32 => edge_f32, random_f32;
+    f64 => edge_f64, random_f64;
+    f16 => edge_f16, random_f16;
+    bf16 => edge_bf16, random_bf16;
+}
