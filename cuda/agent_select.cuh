@@ -86,7 +86,10 @@ template <class T> struct SelectAgent {
             for (int k = 1; k < IPT; ++k) mask |= (uint32_t)items_differ(x[k], x[k - 1]) << k;
         }
         const int mine = max(0, min(IPT, valid - first));
-        mask &= mine == 32 ? 0xffffffffu : (1u << mine) - 1;
+        // Built with a 64-bit shift (well defined for mine = 32). The equivalent
+        // `mine == 32 ? ~0u : (1u << mine) - 1` is miscompiled by ptxas 13.0.88 for sm_90 when IPT = 32:
+        // it fuses the compare into the clamp's predicate and keeps all 32 bits for a partial thread.
+        mask &= (uint32_t)((1ull << mine) - 1);
 
         if (p.mode == MODE_MASK) {
             uint8_t* dst = static_cast<uint8_t*>(p.out_rejected) + start + first;

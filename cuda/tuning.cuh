@@ -8,20 +8,22 @@
 // predicates on masks of at most 32 items, so its shapes hold ≤ 32 items per thread. The delays are only defaults: the launcher passes them in the
 // kernel parameters, so a caller (or the benchmark's sweep) can change them without recompiling.
 //
-// Why these numbers (H200, see benches/NOTES.md): 16-byte coalesced accesses and 8-16 KB tiles in flight
-// per block keep HBM busy; sleeping ~1 us before the first poll lets predecessors publish instead of
-// being hammered by pollers (CUB's sm_90 tuning uses 1245 ns / 648 ns).
+// Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
+// per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
+// between polls measured best for the i32 scan at 2^24-2^28 (0.68 → 0.81 of memcpy at 2^28 against
+// 1.0/0.5 us; 6 us and more is worse). Grids of fewer than 1024 tiles, which the GPU runs in about one
+// wave, use an eighth of them (src/kernels.rs), which measured best at 2^16-2^20.
 #pragma once
 
 #define LOOKBACK_TUNING(X)            \
-    X(scan, 1, 256, 4, 1000, 500)     \
-    X(scan, 2, 256, 4, 1000, 500)     \
-    X(scan, 4, 256, 4, 1000, 500)     \
-    X(scan, 8, 256, 4, 1000, 500)     \
-    X(select, 1, 256, 2, 1000, 500)   \
-    X(select, 2, 256, 4, 1000, 500)   \
-    X(select, 4, 256, 4, 1000, 500)   \
-    X(select, 8, 256, 4, 1000, 500)
+    X(scan, 1, 256, 4, 2500, 1000)     \
+    X(scan, 2, 256, 4, 2500, 1000)     \
+    X(scan, 4, 256, 4, 2500, 1000)     \
+    X(scan, 8, 256, 4, 2500, 1000)     \
+    X(select, 1, 256, 2, 2500, 1000)   \
+    X(select, 2, 256, 4, 2500, 1000)   \
+    X(select, 4, 256, 4, 2500, 1000)   \
+    X(select, 8, 256, 4, 2500, 1000)
 
 namespace lookback {
 

@@ -60,7 +60,8 @@ fn main() -> lookback::Result<()> {
             let start = Instant::now();
             ws.inclusive_scan_into(&input, &mut output, ScanOp::Sum)?;
             stream.synchronize()?;
-            (stream.clone_dtoh(&output)?, start.elapsed().as_secs_f64())
+            let seconds = start.elapsed().as_secs_f64();
+            (stream.clone_dtoh(&output)?, seconds)
         }
         None => {
             let start = Instant::now();

@@ -29,7 +29,21 @@ pub(crate) struct Tuning {
     pub poll_ns: u32,
 }
 
+/// Below this many tiles a grid runs in about one wave on an H200 (132 SMs × 8 blocks): predecessors
+/// publish almost together, so waiting long before polling only adds latency.
+const SMALL_GRID_TILES: usize = 1024;
+
 impl Tuning {
+    /// The default back-off for a grid of `tiles` tiles: the table's delays, an eighth of them for
+    /// small grids (measured on the H200; see `cuda/tuning.cuh`).
+    pub const fn backoff_for(self, tiles: usize) -> (u32, u32) {
+        if tiles < SMALL_GRID_TILES {
+            (self.first_poll_ns / 8, self.poll_ns / 8)
+        } else {
+            (self.first_poll_ns, self.poll_ns)
+        }
+    }
+
     /// Items in one tile of an element type of `bytes` bytes (a chunk is 16 bytes).
     pub const fn tile_items(self, bytes: usize) -> usize {
         self.block_threads as usize * self.chunks_per_thread as usize * (16 / bytes)

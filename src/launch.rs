@@ -157,7 +157,10 @@ impl Workspace {
             self.epoch = 0;
         }
         self.epoch += 1;
-        let backoff = self.backoff.unwrap_or(Backoff { first_poll_ns: tuning.first_poll_ns, poll_ns: tuning.poll_ns });
+        let backoff = self.backoff.unwrap_or_else(|| {
+            let (first_poll_ns, poll_ns) = tuning.backoff_for(tiles);
+            Backoff { first_poll_ns, poll_ns }
+        });
         let (base, _guard) = buf.device_ptr_mut(stream);
         let lookback = LookbackParams {
             tile_counter: base,

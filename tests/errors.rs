@@ -47,3 +47,67 @@ fn error_messages_name_the_problem() {
     assert!(Error::KernelsNotBuilt.to_string().contains("nvcc"));
     assert!(Error::NoCudaDriver.to_string().contains("driver"));
 }
+
+#[test]
+fn oversized_predicates_are_rejected_before_any_launch() {
+    use lookback::Pred;
+    let mut deep = Pred::lt(1i32);
+    for k in 0..9 {
+        deep = Pred::eq(k).and(deep);
+    }
+    let mut long = Pred::lt(1i32);
+    for k in 0..9 {
+        long = long | Pred::eq(k);
+    }
+    let Some(stream) = gpu() else { return };
+    let mut buf = stream.clone_htod(&[1i32, 2, 3]).unwrap();
+    for pred in [deep, long] {
+        let err = lookback::select_if_in_place(&mut buf, &pred).unwrap_err();
+        assert!(matches!(err, Error::PredicateTooComplex { .. }), "{err:?}");
+        assert!(err.to_string().contains("at most 16"), "{err}");
+    }
+    assert_eq!(stream.clone_dtoh(&buf).unwrap(), [1, 2, 3]);
+}
+
+#[test]
+fn flag_length_mismatch_is_an_error_and_writes_nothing() {
+    use lookback::host;
+    assert!(matches!(host::select_flagged(&[1u8, 2], &[true]), Err(Error::LengthMismatch { expected: 2, actual: 1, .. })));
+    let Some(stream) = gpu() else { return };
+    let mut buf = stream.clone_htod(&[5u64, 6, 7]).unwrap();
+    let flags = stream.clone_htod(&[1u8, 0]).unwrap();
+    let err = lookback::select_flagged_in_place(&mut buf, &flags).unwrap_err();
+    assert!(matches!(err, Error::LengthMismatch { what: "flags", expected: 3, actual: 2 }), "{err:?}");
+    assert_eq!(stream.clone_dtoh(&buf).unwrap(), [5, 6, 7]);
+}
+
+#[test]
+fn selection_outputs_must_hold_every_item() {
+    use lookback::Pred;
+    let Some(stream) = gpu() else { return };
+    let input = stream.clone_htod(&[1u16, 2, 3, 4]).unwrap();
+    let mut out = stream.clone_htod(&[9u16; 3]).unwrap();
+    let mut count = stream.clone_htod(&[42u64]).unwrap();
+    let err = lookback::select_if_into(&input, &Pred::gt(2), &mut out, &mut count).unwrap_err();
+    assert!(matches!(err, Error::OutputTooSmall { what: "output", needed: 4, actual: 3 }), "{err:?}");
+    let mut empty_count = stream.alloc_zeros::<u64>(0).unwrap();
+    let mut out4 = stream.clone_htod(&[9u16; 4]).unwrap();
+    let err = lookback::unique_into(&input, &mut out4, &mut empty_count).unwrap_err();
+    assert!(matches!(err, Error::OutputTooSmall { what: "num_selected", .. }), "{err:?}");
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [9; 3]);
+    assert_eq!(stream.clone_dtoh(&out4).unwrap(), [9; 4]);
+    assert_eq!(stream.clone_dtoh(&count).unwrap(), [42]);
+}
+
+#[test]
+fn empty_selection_writes_a_zero_count() {
+    use lookback::Pred;
+    let Some(stream) = gpu() else { return };
+    let input = stream.alloc_zeros::<f32>(0).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(0).unwrap();
+    let mut count = stream.clone_htod(&[42u64]).unwrap();
+    lookback::select_if_into(&input, &Pred::gt(0.0), &mut out, &mut count).unwrap();
+    assert_eq!(stream.clone_dtoh(&count).unwrap(), [0]);
+    assert_eq!(lookback::count_if(&input, &Pred::always()).unwrap(), 0);
+    assert!(lookback::unique(&input).unwrap().is_empty());
+}

@@ -30,8 +30,12 @@ fn upload_poisoned<T: TestElement>(stream: &Arc<CudaStream>, n: usize) -> CudaSl
 /// Reads the count and the first `count` items; checks the guard items past `n` are untouched.
 fn read_result<T: TestElement>(stream: &Arc<CudaStream>, out: &CudaSlice<T>, count: &CudaSlice<u64>, n: usize) -> (Vec<T>, usize) {
     let all = stream.clone_dtoh(out).unwrap();
-    assert!(all[n..].iter().all(|g| *g == T::poison()), "wrote past the output's {n} items");
     let k = stream.clone_dtoh(count).unwrap()[0] as usize;
+    assert!(
+        all[n..].iter().all(|g| *g == T::poison()),
+        "wrote past the output's {n} items (count {k}): {:?}",
+        &all[n.saturating_sub(5)..]
+    );
     assert!(k <= n, "count {k} > n {n}");
     (all[..k].to_vec(), k)
 }
@@ -77,6 +81,27 @@ fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: us
     let mut buf = stream.clone_htod(&values).unwrap();
     let k = ws.select_flagged_in_place(&mut buf, &d_bools).unwrap();
     same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_flagged_in_place(bool) {what}"));
+
+    // The three partition layouts.
+    let (stable, k) = host::partition_if(&values, &pred);
+    let mut out = upload_poisoned::<T>(stream, n);
+    ws.partition_if_stable_into(&d_in, &pred, &mut out, &mut count).unwrap();
+    let (got, _) = read_result(stream, &out, &count, n);
+    assert_eq!(got.len(), k, "partition_if_stable {what}: count");
+    same(&stream.clone_dtoh(&out).unwrap()[..n], &stable, &format!("partition_if_stable {what}"));
+    let (reversed, _) = host::partition_if_reversed(&values, &pred);
+    let mut out = upload_poisoned::<T>(stream, n);
+    ws.partition_if_reversed_into(&d_in, &pred, &mut out, &mut count).unwrap();
+    read_result(stream, &out, &count, n);
+    same(&stream.clone_dtoh(&out).unwrap()[..n], &reversed, &format!("partition_if_reversed {what}"));
+    let mut sel = upload_poisoned::<T>(stream, n);
+    let mut rej = upload_poisoned::<T>(stream, n);
+    ws.partition_if_split_into(&d_in, &pred, &mut sel, &mut rej, &mut count).unwrap();
+    let (got, _) = read_result(stream, &sel, &count, n);
+    same(&got, &stable[..k], &format!("partition_if_split selected {what}"));
+    let got_rej = stream.clone_dtoh(&rej).unwrap();
+    same(&got_rej[..n - k], &stable[k..], &format!("partition_if_split rejected {what}"));
+    assert!(got_rej[n - k..].iter().all(|g| *g == T::poison()), "partition_if_split wrote past the rejected items");
 
     // count_if and mask_if.
     assert_eq!(ws.count_if(&d_in, &pred).unwrap(), want.len(), "count_if {what}");

@@ -1,0 +1,643 @@
+//! What the benchmarks share: flag parsing, opening the GPU, CUDA-event timing with a median, buffer
+//! rotation against the L2, the memcpy baseline, output checks, and the printed and CSV report.
+//!
+//! Each bench includes this file with `mod common;`, and no bench uses every item of it.
+#![allow(dead_code)]
+
+use lookback::Element;
+use lookback::cudarc::driver::{
+    CudaContext, CudaEvent, CudaSlice, CudaStream, CudaView, DevicePtrMut, DriverError, result, sys,
+};
+use lookback::half::f16;
+use std::collections::HashMap;
+use std::error::Error;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub type BoxResult<T> = Result<T, Box<dyn Error>>;
+
+pub const MIB: usize = 1 << 20;
+pub const GIB: usize = 1 << 30;
+/// Untimed calls before the timed ones (module load, workspace growth, clocks).
+pub const WARMUP: usize = 3;
+pub const DEFAULT_REPS: usize = 30;
+pub const MIN_REPS: usize = 20;
+pub const DEFAULT_SIZES: [u32; 8] = [16, 18, 20, 22, 24, 26, 28, 30];
+/// Rotating among copies that span this many bytes keeps each run's data out of the 60 MB L2.
+pub const ROTATION_BYTES: usize = 256 * MIB;
+pub const MAX_COPIES: usize = 64;
+/// Device memory one (type, size) may use for its input and output copies.
+pub const ROW_BUDGET_BYTES: usize = 24 * GIB;
+/// Items compared with the host at each end of an output.
+pub const CHECK_ITEMS: usize = 1000;
+/// The size whose rows the final summary lists.
+pub const SUMMARY_LOG2N: u32 = 28;
+/// A memset of this many bytes (~0.3 ms on an H200) keeps the GPU busy while the host enqueues...
+pub const HEAD_START_BYTES: usize = GIB;
+/// ...this many runs, so back-to-back small kernels are timed without host launch gaps.
+pub const RUNS_PER_HEAD_START: usize = 15;
+pub const CSV_HEADER: &str = "algo,type,log2n,n,median_us,gbps,vs_memcpy,memcpy_gbps";
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+// ---------------------------------------------------------------------------------------------
+
+/// Walks the flags, accepting `--flag value` and `--flag=value` and ignoring the `--bench` cargo
+/// appends, and hands each flag with its value to `flag`. `Ok(false)` means `--help`.
+pub fn parse_flags(
+    mut argv: impl Iterator<Item = String>,
+    mut flag: impl FnMut(&str, String) -> Result<(), String>,
+) -> Result<bool, String> {
+    while let Some(arg) = argv.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((f, v)) => (f.to_string(), Some(v.to_string())),
+            None => (arg, None),
+        };
+        match name.as_str() {
+            "--bench" => continue,
+            "--help" | "-h" => return Ok(false),
+            _ => {}
+        }
+        let value = inline
+            .or_else(|| argv.next())
+            .ok_or_else(|| format!("{name} needs a value"))?;
+        flag(&name, value)?;
+    }
+    Ok(true)
+}
+
+pub fn unknown_flag(flag: &str) -> String {
+    format!("unknown flag `{flag}`")
+}
+
+pub fn parse_reps(value: &str) -> Result<usize, String> {
+    let reps = value.parse().map_err(|_| format!("bad --reps `{value}`"))?;
+    if reps < MIN_REPS {
+        return Err(format!("--reps must be at least {MIN_REPS}"));
+    }
+    Ok(reps)
+}
+
+pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(item)
+        .collect()
+}
+
+pub fn parse_log2n(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(v) if (1..=31).contains(&v) => Ok(v),
+        _ => Err(format!("bad size `{s}` (log2 of the item count, 1..=31)")),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemType {
+    I32,
+    U8,
+    I64,
+    F16,
+    F32,
+    F64,
+}
+
+impl ElemType {
+    pub const ALL: [ElemType; 6] = [
+        ElemType::I32,
+        ElemType::U8,
+        ElemType::I64,
+        ElemType::F16,
+        ElemType::F32,
+        ElemType::F64,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ElemType::I32 => "i32",
+            ElemType::U8 => "u8",
+            ElemType::I64 => "i64",
+            ElemType::F16 => "f16",
+            ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
+        }
+    }
+
+    /// The type named `s`, among those a bench supports.
+    pub fn parse_among(s: &str, allowed: &[ElemType]) -> Result<ElemType, String> {
+        allowed
+            .iter()
+            .copied()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = allowed.iter().map(|t| t.name()).collect();
+                format!("unknown type `{s}` (choose among {})", names.join(","))
+            })
+    }
+}
+
+/// The CSV files to write: `csv`, and `$OUT/name` if `OUT` is set.
+pub fn csv_paths(csv: &Path, name: &str) -> Vec<PathBuf> {
+    let mut paths = vec![csv.to_path_buf()];
+    if let Some(out) = std::env::var_os("OUT") {
+        let extra = PathBuf::from(out).join(name);
+        if extra != csv {
+            paths.push(extra);
+        }
+    }
+    paths
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element types
+// ---------------------------------------------------------------------------------------------
+
+/// What every bench needs of an element type beyond [`Element`].
+pub trait BenchElement: Element {
+    const NAME: &'static str;
+    /// Whether a device output matches the host reference.
+    fn matches(got: Self, want: Self) -> bool;
+}
+
+macro_rules! int_element {
+    ($($t:ty),*) => {$(
+        impl BenchElement for $t {
+            const NAME: &'static str = stringify!($t);
+            fn matches(got: Self, want: Self) -> bool {
+                got == want
+            }
+        }
+    )*};
+}
+int_element!(i32, u8, i64);
+
+macro_rules! float_element {
+    ($($t:ty: $to:expr);*) => {$(
+        impl BenchElement for $t {
+            const NAME: &'static str = stringify!($t);
+            fn matches(got: Self, want: Self) -> bool {
+                let (g, w) = ($to(got), $to(want));
+                // Exact in practice; the slack (one f16 ulp) only forgives a rounding-mode difference.
+                g == w || (g.is_finite() && (g - w).abs() <= 1e-3 * w.abs().max(1.0))
+            }
+        }
+    )*};
+}
+float_element! {
+    f16: f16::to_f64;
+    f32: f64::from;
+    f64: |x: f64| x
+}
+
+/// xorshift64: plenty for benchmark inputs, and no dependency.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GPU
+// ---------------------------------------------------------------------------------------------
+
+/// GPU 0's stream, or `None` after printing why the bench is skipped: no GPU is not a failure, as
+/// `cargo bench` must pass on build machines.
+pub fn gpu_or_skip(bench: &str) -> Option<Arc<CudaStream>> {
+    let stream = match lookback::default_stream(0) {
+        Ok(stream) => stream,
+        Err(e) => {
+            println!("bench {bench}: skipped, no usable GPU 0 ({e})");
+            return None;
+        }
+    };
+    if !lookback::kernels_built() {
+        println!(
+            "bench {bench}: skipped, lookback was built without nvcc so it has no GPU kernels"
+        );
+        return None;
+    }
+    Some(stream)
+}
+
+/// Quiets the allocator, prints the header line and loads every kernel. Must run before anything is
+/// allocated.
+pub fn open_gpu(stream: &Arc<CudaStream>, reps: usize) -> BoxResult<()> {
+    let ctx = stream.context();
+    quiet_allocator(ctx)?;
+    println!(
+        "GPU 0: {}; median of {} runs after {WARMUP} warm-ups; inputs rotated over >= {} MiB \
+         (at most {MAX_COPIES} copies)",
+        ctx.name()?,
+        reps,
+        ROTATION_BYTES / MIB
+    );
+    // Load every kernel now, so module loading cannot eat into the first row's head start.
+    if let Err(e) = lookback::__private::load_all_kernels(stream) {
+        println!("warning: preloading the kernels failed ({e}); the first calls will load them");
+    }
+    Ok(())
+}
+
+/// Keeps allocator noise out of the timings. Must run before anything is allocated.
+fn quiet_allocator(ctx: &Arc<CudaContext>) -> Result<(), DriverError> {
+    // SAFETY: the benchmark uses one stream, so cudarc's per-allocation events (which only order
+    // work across streams) are pure overhead; no slice exists yet.
+    unsafe { ctx.disable_event_tracking() };
+    // The default pool's release threshold is 0, which hands memory back to the OS at every
+    // synchronization; keep it instead (cudarc-notes §6).
+    // SAFETY: `cu_device` is this context's device.
+    let pool = unsafe { result::device::get_default_mem_pool(ctx.cu_device()) }?;
+    let mut threshold = u64::MAX;
+    // SAFETY: the pool is valid and the release threshold attribute is a u64.
+    unsafe {
+        result::mem_pool::set_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&raw mut threshold).cast(),
+        )
+    }
+}
+
+/// Ends the bench: a failed check prints a banner and exits 1; other errors are returned.
+pub fn finish(outcome: BoxResult<()>) -> BoxResult<()> {
+    match outcome {
+        Err(e) if e.is::<CheckFailed>() => {
+            eprintln!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
+            eprintln!("CHECK FAILED: {e}");
+            eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
+            std::process::exit(1);
+        }
+        other => other,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+// ---------------------------------------------------------------------------------------------
+
+/// What the timer asks of a row: run call `i`, or undo its effect on the data (for in-place calls)
+/// outside the timed interval.
+#[derive(Clone, Copy)]
+pub enum Step {
+    Run(usize),
+    Reset(usize),
+}
+
+pub struct Timer {
+    pub stream: Arc<CudaStream>,
+    reps: usize,
+    starts: Vec<CudaEvent>,
+    ends: Vec<CudaEvent>,
+    head_start: CudaSlice<u8>,
+}
+
+impl Timer {
+    pub fn new(stream: &Arc<CudaStream>, reps: usize) -> Result<Timer, DriverError> {
+        let ctx = stream.context();
+        let events = || -> Result<Vec<CudaEvent>, DriverError> {
+            (0..reps)
+                .map(|_| ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)))
+                .collect()
+        };
+        Ok(Timer {
+            stream: stream.clone(),
+            reps,
+            starts: events()?,
+            ends: events()?,
+            head_start: stream.alloc_zeros(HEAD_START_BYTES)?,
+        })
+    }
+
+    /// Median time of one call, in microseconds: `WARMUP` untimed calls, then `reps` calls each
+    /// between its own pair of events. Everything is enqueued before the first wait, behind a long
+    /// memset, so the events measure the GPU's time for the call and not the host's launch latency
+    /// (unless the call itself waits for the GPU).
+    pub fn median_us(&mut self, mut step: impl FnMut(Step) -> BoxResult<()>) -> BoxResult<f64> {
+        let total = WARMUP + self.reps;
+        for _ in 0..total.div_ceil(RUNS_PER_HEAD_START) {
+            self.stream.memset_zeros(&mut self.head_start)?;
+        }
+        for i in 0..total {
+            let timed = i.checked_sub(WARMUP);
+            if let Some(t) = timed {
+                self.starts[t].record(&self.stream)?;
+            }
+            step(Step::Run(i))?;
+            if let Some(t) = timed {
+                self.ends[t].record(&self.stream)?;
+            }
+            if i + 1 < total {
+                step(Step::Reset(i))?;
+            }
+        }
+        let mut ms = self
+            .starts
+            .iter()
+            .zip(&self.ends)
+            .map(|(s, e)| s.elapsed_ms(e))
+            .collect::<Result<Vec<f32>, _>>()?;
+        Ok(median(&mut ms) * 1e3)
+    }
+
+    /// The index of the call `median_us` makes last (warm-ups included).
+    pub fn last_run(&self) -> usize {
+        WARMUP + self.reps - 1
+    }
+
+    /// The index of the buffer the last timed call used, with `copies` buffers in rotation.
+    pub fn last_buffer(&self, copies: usize) -> usize {
+        self.last_run() % copies
+    }
+}
+
+pub fn median(v: &mut [f32]) -> f64 {
+    v.sort_by(f32::total_cmp);
+    let m = v.len() / 2;
+    if v.len().is_multiple_of(2) {
+        (f64::from(v[m - 1]) + f64::from(v[m])) / 2.0
+    } else {
+        f64::from(v[m])
+    }
+}
+
+/// GB/s for `bytes` moved in `us` microseconds.
+pub fn gbps(bytes: usize, us: f64) -> f64 {
+    bytes as f64 / (us * 1e3)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Buffers
+// ---------------------------------------------------------------------------------------------
+
+/// How many copies of an input of `bytes` bytes to rotate among so one pass over them all exceeds
+/// the L2, when each copy takes `per_copy` bytes of device memory with its outputs.
+pub fn copies_for(bytes: usize, per_copy: usize) -> usize {
+    let budget = (ROW_BUDGET_BYTES / per_copy).max(1);
+    ROTATION_BYTES
+        .div_ceil(bytes)
+        .clamp(1, MAX_COPIES)
+        .min(budget)
+}
+
+/// Uploads `host` once, then copies it on the device: `copies` identical device buffers.
+pub fn upload_copies<T: Element>(
+    stream: &Arc<CudaStream>,
+    host: &[T],
+    copies: usize,
+) -> Result<Vec<CudaSlice<T>>, DriverError> {
+    let first = stream.clone_htod(host)?;
+    let mut bufs = (1..copies)
+        .map(|_| stream.clone_dtod(&first))
+        .collect::<Result<Vec<_>, _>>()?;
+    bufs.push(first);
+    Ok(bufs)
+}
+
+/// `copies` uninitialised buffers of `n` items, to be poisoned or overwritten before being read.
+pub fn alloc_copies<T: Element>(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    copies: usize,
+) -> Result<Vec<CudaSlice<T>>, DriverError> {
+    (0..copies)
+        // SAFETY: every buffer is poisoned or overwritten before it is read (and any bit
+        // pattern is a valid `Element`).
+        .map(|_| unsafe { stream.alloc::<T>(n) })
+        .collect()
+}
+
+/// Fills `buf` with 0xFF bytes: -1 for signed integers, the maximum for unsigned ones, NaN for floats.
+pub fn poison<T: Element>(
+    stream: &Arc<CudaStream>,
+    buf: &mut CudaSlice<T>,
+) -> Result<(), DriverError> {
+    let bytes = buf.num_bytes();
+    let (ptr, _guard) = buf.device_ptr_mut(stream);
+    // SAFETY: `ptr` is valid for `bytes` bytes on `stream`'s context and the guard keeps the slice
+    // borrowed until the memset is enqueued; every bit pattern is a valid `Element`.
+    unsafe { result::memset_d8_async(ptr, 0xFF, bytes, stream.cu_stream()) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The memcpy baseline
+// ---------------------------------------------------------------------------------------------
+
+/// memcpy GB/s by byte count, so each size is measured once per run.
+#[derive(Default)]
+pub struct MemcpyBaseline(HashMap<usize, f64>);
+
+impl MemcpyBaseline {
+    /// The GB/s (read + write) of a device-to-device copy of one of `inputs` into the matching one
+    /// of `outputs`, rotating over them and timed like the rows; measured and reported (as a
+    /// `memcpy` row) the first time a byte count is asked for. Overwrites `outputs`.
+    pub fn gbps<T: BenchElement>(
+        &mut self,
+        timer: &mut Timer,
+        log2n: u32,
+        inputs: &[CudaSlice<T>],
+        outputs: &mut [CudaSlice<T>],
+        report: &mut Report,
+    ) -> BoxResult<f64> {
+        let bytes = inputs[0].num_bytes();
+        if let Some(&g) = self.0.get(&bytes) {
+            return Ok(g);
+        }
+        let stream = timer.stream.clone();
+        let k = inputs.len();
+        let us = timer.median_us(|step| {
+            if let Step::Run(i) = step {
+                stream.memcpy_dtod(&inputs[i % k], &mut outputs[i % k])?;
+            }
+            Ok(())
+        })?;
+        let g = gbps(2 * bytes, us);
+        self.0.insert(bytes, g);
+        report.push(Row {
+            label: "memcpy".to_string(),
+            ty: T::NAME,
+            log2n,
+            copies: k,
+            median_us: us,
+            gbps: g,
+            memcpy_gbps: g,
+        })?;
+        Ok(g)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------------------------
+
+/// A mismatch between the device output and the host reference.
+#[derive(Debug)]
+pub struct CheckFailed(pub String);
+
+impl fmt::Display for CheckFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Error for CheckFailed {}
+
+pub fn check_failed<T>(msg: String) -> BoxResult<T> {
+    Err(Box::new(CheckFailed(msg)))
+}
+
+/// Compares `got` with `want` (same length): every item if `full`, else the first and last
+/// `CHECK_ITEMS` (so also the final one). `n` is the item count the message quotes.
+pub fn check<T: BenchElement>(
+    stream: &Arc<CudaStream>,
+    label: &str,
+    n: usize,
+    got: &CudaView<'_, T>,
+    want: &[T],
+    full: bool,
+) -> BoxResult<()> {
+    let len = got.len();
+    if want.len() != len {
+        return check_failed(format!(
+            "{label} {} n={n}: {len} items to compare, host has {}",
+            T::NAME,
+            want.len()
+        ));
+    }
+    let windows: Vec<Range<usize>> = if full {
+        vec![0..len]
+    } else {
+        let head = len.min(CHECK_ITEMS);
+        let tail = len.saturating_sub(CHECK_ITEMS).max(head);
+        vec![0..head, tail..len]
+    };
+    for w in windows {
+        if w.is_empty() {
+            continue;
+        }
+        let items = stream.clone_dtoh(&got.slice(w.clone()))?;
+        let bad = items
+            .iter()
+            .zip(&want[w.clone()])
+            .position(|(&g, &e)| !T::matches(g, e));
+        if let Some(off) = bad {
+            let i = w.start + off;
+            return check_failed(format!(
+                "{label} {} n={n}: item {i} is {:?}, host says {:?}",
+                T::NAME,
+                items[off],
+                want[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows and output
+// ---------------------------------------------------------------------------------------------
+
+pub struct Row {
+    pub label: String,
+    pub ty: &'static str,
+    pub log2n: u32,
+    pub copies: usize,
+    pub median_us: f64,
+    pub gbps: f64,
+    pub memcpy_gbps: f64,
+}
+
+impl Row {
+    pub fn vs_memcpy(&self) -> f64 {
+        self.gbps / self.memcpy_gbps
+    }
+}
+
+/// Prints rows, appends them to the CSV files as they come (a failed run keeps what it measured),
+/// and remembers them for the summary.
+pub struct Report {
+    csv: Vec<BufWriter<File>>,
+    rows: Vec<Row>,
+}
+
+impl Report {
+    pub fn create(paths: &[PathBuf]) -> BoxResult<Report> {
+        let mut csv = Vec::new();
+        for p in paths {
+            let file =
+                File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            let mut w = BufWriter::new(file);
+            writeln!(w, "{CSV_HEADER}")?;
+            csv.push(w);
+        }
+        Ok(Report {
+            csv,
+            rows: Vec::new(),
+        })
+    }
+
+    pub fn push(&mut self, row: Row) -> BoxResult<()> {
+        println!(
+            "{:<30} {:>3} n=2^{:<2}  t={:>10.1} us   GB/s {:>7.1}  vs_memcpy {:.3}  (copies {})",
+            row.label,
+            row.ty,
+            row.log2n,
+            row.median_us,
+            row.gbps,
+            row.vs_memcpy(),
+            row.copies
+        );
+        for w in &mut self.csv {
+            writeln!(
+                w,
+                "{},{},{},{},{:.3},{:.2},{:.4},{:.2}",
+                row.label,
+                row.ty,
+                row.log2n,
+                1u64 << row.log2n,
+                row.median_us,
+                row.gbps,
+                row.vs_memcpy(),
+                row.memcpy_gbps
+            )?;
+            w.flush()?;
+        }
+        self.rows.push(row);
+        Ok(())
+    }
+
+    pub fn summary(&self) {
+        let rows: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| r.log2n == SUMMARY_LOG2N)
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        println!("\nsummary, n = 2^{SUMMARY_LOG2N}:");
+        println!(
+            "{:<30} {:>4} {:>10} {:>8} {:>10}",
+            "algo", "type", "us", "GB/s", "vs_memcpy"
+        );
+        for r in rows {
+            println!(
+                "{:<30} {:>4} {:>10.1} {:>8.1} {:>10.3}",
+                r.label,
+                r.ty,
+                r.median_us,
+                r.gbps,
+                r.vs_memcpy()
+            );
+        }
+    }
+}

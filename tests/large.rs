@@ -1,0 +1,37 @@
+//! More than 2^32 items (invariant 5): counts and offsets are 64-bit end to end.
+mod common;
+
+use common::gpu;
+use lookback::{Pred, host};
+
+const N: usize = (1 << 32) + 17;
+
+fn value(i: usize) -> u8 {
+    let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 56) as u8
+}
+
+#[test]
+fn select_if_beyond_four_billion_items() {
+    let Some(stream) = gpu() else { return };
+    let input: Vec<u8> = (0..N).map(value).collect();
+    let pred = Pred::lt(100u8) | Pred::eq(255);
+    let want = host::select_if(&input, &pred);
+    assert!(want.len() > u32::MAX as usize / 4, "the test should select a lot");
+    let d_in = stream.clone_htod(&input).unwrap();
+
+    let selected = lookback::select_if(&d_in, &pred).unwrap();
+    assert_eq!(selected.len(), want.len(), "select_if count");
+    assert!(selected.to_vec().unwrap() == want, "select_if items");
+    drop(selected);
+
+    let mut buf = d_in;
+    let kept = lookback::select_if_in_place(&mut buf, &pred).unwrap();
+    assert_eq!(kept, want.len(), "select_if_in_place count");
+    assert!(stream.clone_dtoh(&buf.slice(..kept)).unwrap() == want, "select_if_in_place items");
+
+    // The last items of a scan over all of them (wrapping u8 sum) match too.
+    let sums = lookback::inclusive_scan(&stream.clone_htod(&input).unwrap(), lookback::ScanOp::Sum).unwrap();
+    let total = input.iter().fold(0u8, |a, &b| a.wrapping_add(b));
+    assert_eq!(stream.clone_dtoh(&sums.slice(N - 1..)).unwrap(), [total]);
+}
