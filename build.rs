@@ -17,7 +17,7 @@ use std::process::Command;
 
 const DEFAULT_ARCHS: &str = "80,86,89,90";
 const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 \
-nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 (or install the CUDA toolkit, or set NVCC)";
+nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 (or install the CUDA toolkit, or set NVCC)";
 
 fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -119,10 +119,8 @@ fn find_nvcc() -> Option<PathBuf> {
 
 /// nvcc of the PyPI wheel `nvidia-cuda-nvcc` (`nvidia/cu13/bin/nvcc`; `nvidia.cu13` is a namespace package).
 fn wheel_nvcc() -> Option<PathBuf> {
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia.cu13 as m; print(list(m.__path__)[0])"])
-        .output()
-        .ok()?;
+    let out =
+        Command::new("python3").args(["-c", "import nvidia.cu13 as m; print(list(m.__path__)[0])"]).output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -141,8 +139,7 @@ fn arch_flags() -> Vec<String> {
     list.sort_unstable();
     list.dedup();
     let newest = *list.last().expect("LOOKBACK_CUDA_ARCHS names at least one architecture");
-    let mut flags: Vec<String> =
-        list.iter().map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}")).collect();
+    let mut flags: Vec<String> = list.iter().map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}")).collect();
     flags.push(format!("-gencode=arch=compute_{newest},code=compute_{newest}"));
     flags
 }
@@ -182,11 +179,7 @@ fn compile_all(nvcc: &Path, sources: &[PathBuf], out_dir: &Path) -> Vec<PathBuf>
 
 fn compile_one(nvcc: &Path, flags: &[String], src: &Path, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new(nvcc);
-    cmd.args(["-fatbin", "-std=c++17", "-O3", "--expt-relaxed-constexpr"])
-        .args(flags)
-        .arg("-o")
-        .arg(out)
-        .arg(src);
+    cmd.args(["-fatbin", "-std=c++17", "-O3", "--expt-relaxed-constexpr"]).args(flags).arg("-o").arg(out).arg(src);
     let shown = format!("{cmd:?}");
     match cmd.output() {
         Ok(o) if o.status.success() => {
@@ -280,7 +273,8 @@ fn generate(
     g += "pub(crate) const fn select_kernel(ty: DType) -> Kernel {\n    match ty {\n";
     for t in types {
         let name = format!("lookback_select_{}", t[0]);
-        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {select_image} }},", camel(&t[0])).unwrap();
+        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {select_image} }},", camel(&t[0]))
+            .unwrap();
         names.push(name);
     }
     g += "    }\n}\n\n";
@@ -317,7 +311,12 @@ fn generate(
             g += "]);\n";
         }
         None => {
-            writeln!(g, "/// nvcc was not found: no kernels.\npub(crate) static IMAGES: Option<[&[u8]; {}]> = None;", sources.len()).unwrap();
+            writeln!(
+                g,
+                "/// nvcc was not found: no kernels.\npub(crate) static IMAGES: Option<[&[u8]; {}]> = None;",
+                sources.len()
+            )
+            .unwrap();
         }
     }
     g

@@ -7,9 +7,9 @@
 mod common;
 
 use common::{
-    BenchElement, BoxResult, DEFAULT_REPS, DEFAULT_SIZES, ElemType, MemcpyBaseline, Report, Row,
-    Step, Timer, XorShift, alloc_copies, check, copies_for, gbps, parse_flags, parse_list,
-    parse_log2n, parse_reps, poison, unknown_flag, upload_copies,
+    BenchElement, BoxResult, DEFAULT_REPS, DEFAULT_SIZES, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift,
+    alloc_copies, check, copies_for, gbps, parse_flags, parse_list, parse_log2n, parse_reps, poison, unknown_flag,
+    upload_copies,
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, DriverError};
 use lookback::half::f16;
@@ -45,12 +45,7 @@ enum Algo {
 
 impl Algo {
     /// The default rows, in an order where rows checked against the same host result are adjacent.
-    const ALL: [Algo; 4] = [
-        Algo::InclusiveSum,
-        Algo::InclusiveSumInPlace,
-        Algo::ExclusiveSum,
-        Algo::InclusiveMax,
-    ];
+    const ALL: [Algo; 4] = [Algo::InclusiveSum, Algo::InclusiveSumInPlace, Algo::ExclusiveSum, Algo::InclusiveMax];
 
     fn name(self) -> &'static str {
         match self {
@@ -62,10 +57,7 @@ impl Algo {
     }
 
     fn parse(s: &str) -> Result<Algo, String> {
-        Algo::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| format!("unknown algorithm `{s}`"))
+        Algo::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| format!("unknown algorithm `{s}`"))
     }
 
     fn in_place(self) -> bool {
@@ -107,9 +99,7 @@ fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String
         match flag {
             "--reps" => args.reps = parse_reps(&value)?,
             "--sizes" => args.sizes = parse_list(&value, parse_log2n)?,
-            "--types" => {
-                args.types = parse_list(&value, |s| ElemType::parse_among(s, &ElemType::ALL))?
-            }
+            "--types" => args.types = parse_list(&value, |s| ElemType::parse_among(s, &ElemType::ALL))?,
             "--algos" => args.algos = parse_list(&value, Algo::parse)?,
             "--backoff" => args.backoffs = parse_list(&value, parse_backoff)?,
             "--csv" => args.csv = PathBuf::from(value),
@@ -224,12 +214,7 @@ impl<T: Sample> Buffers<T> {
         let copies = copies_for(bytes, 2 * bytes);
         let inputs = upload_copies(stream, &host, copies)?;
         let outputs = alloc_copies(stream, n, copies)?;
-        Ok(Buffers {
-            host,
-            inputs,
-            outputs,
-            reference: ReferenceCache(None),
-        })
+        Ok(Buffers { host, inputs, outputs, reference: ReferenceCache(None) })
     }
 
     fn copies(&self) -> usize {
@@ -305,21 +290,10 @@ impl Bench {
     }
 
     /// Every row of one element type at one size, sharing one set of buffers.
-    fn run_size<T: Sample>(
-        &mut self,
-        log2n: u32,
-        specs: &[RowSpec],
-        report: &mut Report,
-    ) -> BoxResult<()> {
+    fn run_size<T: Sample>(&mut self, log2n: u32, specs: &[RowSpec], report: &mut Report) -> BoxResult<()> {
         let seed = 0x9E37_79B9_7F4A_7C15 ^ u64::from(log2n);
         let mut bufs = Buffers::<T>::new(&self.stream(), 1 << log2n, seed)?;
-        let memcpy_gbps = self.memcpy.gbps(
-            &mut self.timer,
-            log2n,
-            &bufs.inputs,
-            &mut bufs.outputs,
-            report,
-        )?;
+        let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.inputs, &mut bufs.outputs, report)?;
         for &spec in specs {
             let row = self.run_row(spec, log2n, &mut bufs, memcpy_gbps)?;
             report.push(row)?;
@@ -347,9 +321,7 @@ impl Bench {
                 Step::Run(i) => call(ws, algo, &inputs[i % k], &mut outputs[i % k])?,
                 // The in-place scan consumed its input: restore it, untimed, for the call that
                 // next uses this buffer (k runs later, so the copy is out of the L2 by then).
-                Step::Reset(i) if algo.in_place() => {
-                    stream.memcpy_dtod(&inputs[i % k], &mut outputs[i % k])?
-                }
+                Step::Reset(i) if algo.in_place() => stream.memcpy_dtod(&inputs[i % k], &mut outputs[i % k])?,
                 Step::Reset(_) => {}
             }
             Ok(())
@@ -362,24 +334,10 @@ impl Bench {
         let want = bufs.reference.get(&bufs.host, algo.reference())?;
         let out = &bufs.outputs[last];
         check(&stream, &label, out.len(), &out.as_view(), want, false)?;
-        Ok(Row {
-            label,
-            ty: T::NAME,
-            log2n,
-            copies: k,
-            median_us: us,
-            gbps: gbps(2 * bufs.bytes(), us),
-            memcpy_gbps,
-        })
+        Ok(Row { label, ty: T::NAME, log2n, copies: k, median_us: us, gbps: gbps(2 * bufs.bytes(), us), memcpy_gbps })
     }
 
-    fn run_type(
-        &mut self,
-        ty: ElemType,
-        log2n: u32,
-        specs: &[RowSpec],
-        report: &mut Report,
-    ) -> BoxResult<()> {
+    fn run_type(&mut self, ty: ElemType, log2n: u32, specs: &[RowSpec], report: &mut Report) -> BoxResult<()> {
         match ty {
             ElemType::I32 => self.run_size::<i32>(log2n, specs, report),
             ElemType::U8 => self.run_size::<u8>(log2n, specs, report),
@@ -394,22 +352,10 @@ impl Bench {
 /// The rows to time for each element type: the chosen algorithms with default back-off, plus the
 /// back-off sweep on i32 (which brings i32 in even if `--types` left it out).
 fn plan(args: &Args) -> Vec<(ElemType, Vec<RowSpec>)> {
-    let defaults = || {
-        args.algos
-            .iter()
-            .map(|&algo| RowSpec {
-                algo,
-                backoff: None,
-            })
-            .collect::<Vec<_>>()
-    };
-    let mut plan: Vec<(ElemType, Vec<RowSpec>)> =
-        args.types.iter().map(|&t| (t, defaults())).collect();
+    let defaults = || args.algos.iter().map(|&algo| RowSpec { algo, backoff: None }).collect::<Vec<_>>();
+    let mut plan: Vec<(ElemType, Vec<RowSpec>)> = args.types.iter().map(|&t| (t, defaults())).collect();
     if !args.backoffs.is_empty() {
-        let sweep = args.backoffs.iter().map(|&b| RowSpec {
-            algo: Algo::InclusiveSum,
-            backoff: Some(b),
-        });
+        let sweep = args.backoffs.iter().map(|&b| RowSpec { algo: Algo::InclusiveSum, backoff: Some(b) });
         match plan.iter_mut().find(|(t, _)| *t == ElemType::I32) {
             Some((_, specs)) => specs.extend(sweep),
             None => plan.push((ElemType::I32, sweep.collect())),
@@ -420,11 +366,8 @@ fn plan(args: &Args) -> Vec<(ElemType, Vec<RowSpec>)> {
 
 fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     common::open_gpu(stream, args.reps)?;
-    let mut bench = Bench {
-        timer: Timer::new(stream, args.reps)?,
-        ws: Workspace::new(stream),
-        memcpy: MemcpyBaseline::default(),
-    };
+    let mut bench =
+        Bench { timer: Timer::new(stream, args.reps)?, ws: Workspace::new(stream), memcpy: MemcpyBaseline::default() };
     let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
     for (ty, specs) in plan(args) {
         for &log2n in &args.sizes {

@@ -44,9 +44,7 @@ fn main() -> lookback::Result<()> {
 
     // A large scan, checked against the host reference. Integer sums wrap, on the GPU and the host alike.
     let n = 10_000_000;
-    let data: Vec<u32> = (0..n as u32)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 20)
-        .collect();
+    let data: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 20).collect();
     let want = host::inclusive_scan(&data, ScanOp::Sum)?;
     let (got, seconds) = match &gpu {
         Some(stream) => {
@@ -73,10 +71,7 @@ fn main() -> lookback::Result<()> {
     let total = data.iter().fold(0u32, |a, &x| a.wrapping_add(x));
     assert_eq!(got[n - 1], total);
     let gbps = (2 * n * size_of::<u32>()) as f64 / seconds / 1e9;
-    println!(
-        "{n} u32 inclusive sum:  {:.3} ms ({gbps:.1} GB/s read + write), matches host",
-        seconds * 1e3
-    );
+    println!("{n} u32 inclusive sum:  {:.3} ms ({gbps:.1} GB/s read + write), matches host", seconds * 1e3);
     Ok(())
 }
 

@@ -7,12 +7,15 @@ use cudarc::driver::DriverError;
 #[non_exhaustive]
 pub enum Error {
     /// No CUDA driver library (`libcuda.so`) could be loaded on this machine. Host paths (`host`) work.
-    #[error("no CUDA driver found (libcuda could not be loaded); the host reference path in `lookback::host` still works")]
+    #[error(
+        "no CUDA driver found (libcuda could not be loaded); the host reference path in `lookback::host` still works"
+    )]
     NoCudaDriver,
     /// The crate was built without nvcc, so it carries no GPU kernels.
     #[error(
         "lookback was built without nvcc, so it has no GPU kernels; install nvcc (e.g. `pip install \
-         nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96`) \
+         nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 \
+         nvidia-cuda-cccl==13.0.85`) \
          and rebuild"
     )]
     KernelsNotBuilt,

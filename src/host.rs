@@ -2,12 +2,16 @@
 //! machine without a GPU. They follow the kernels' rules exactly (wrapping integer sums, NaN-ignoring
 //! float min/max, f16/bf16 accumulated in f32 and rounded once per output item).
 use crate::element::{Element, Flag};
-use crate::pred::Pred;
 use crate::error::{Error, Result};
 use crate::op::ScanOp;
+use crate::pred::Pred;
 
 fn check_op<T: Element>(op: ScanOp) -> Result<()> {
-    if op.supports(T::DTYPE) { Ok(()) } else { Err(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() }) }
+    if op.supports(T::DTYPE) {
+        Ok(())
+    } else {
+        Err(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })
+    }
 }
 
 fn apply<T: Element>(op: ScanOp, a: T::Acc, b: T::Acc) -> Result<T::Acc> {

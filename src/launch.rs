@@ -50,9 +50,8 @@ pub(crate) struct SelectParams {
 }
 
 // The C side asserts the same sizes (cuda/params.cuh).
-const _: () = assert!(
-    size_of::<LookbackParams>() == 48 && size_of::<ScanParams>() == 88 && size_of::<SelectParams>() == 392
-);
+const _: () =
+    assert!(size_of::<LookbackParams>() == 48 && size_of::<ScanParams>() == 88 && size_of::<SelectParams>() == 392);
 
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
 unsafe impl DeviceRepr for LookbackParams {}
@@ -138,10 +137,8 @@ impl Workspace {
     ) -> Result<()> {
         debug_assert!(tiles > 0, "empty inputs launch nothing (invariant 6)");
         self.check_context(stream)?;
-        let grid = u32::try_from(tiles).map_err(|_| Error::Unsupported {
-            operation: "more than 2^32 - 1 tiles in one call",
-            dtype: "any",
-        })?;
+        let grid = u32::try_from(tiles)
+            .map_err(|_| Error::Unsupported { operation: "more than 2^32 - 1 tiles in one call", dtype: "any" })?;
         let func = kernels::function(stream.context(), kernel)?;
         if tiles > self.capacity || self.buf.is_none() {
             let capacity = tiles.max(2 * self.capacity).max(64);

@@ -26,8 +26,7 @@ pub enum ScanOp {
 
 impl ScanOp {
     /// Every operator.
-    pub const ALL: [ScanOp; 6] =
-        [ScanOp::Sum, ScanOp::Min, ScanOp::Max, ScanOp::BitAnd, ScanOp::BitOr, ScanOp::BitXor];
+    pub const ALL: [ScanOp; 6] = [ScanOp::Sum, ScanOp::Min, ScanOp::Max, ScanOp::BitAnd, ScanOp::BitOr, ScanOp::BitXor];
 
     /// Whether the operator is defined for an element type.
     pub const fn supports(self, dtype: DType) -> bool {

@@ -77,7 +77,15 @@ impl Workspace {
             }
             None => (0, None),
         };
-        let job = SelectJob { input: src, output: dst, rejected: rej, num_selected: count, n, source: Source::Pred(program), mode };
+        let job = SelectJob {
+            input: src,
+            output: dst,
+            rejected: rej,
+            num_selected: count,
+            n,
+            source: Source::Pred(program),
+            mode,
+        };
         self.select_raw::<T>(&stream, job)
     }
 
@@ -89,7 +97,13 @@ impl Workspace {
     /// [`Error::OutputTooSmall`](crate::Error::OutputTooSmall), [`Error::PredicateTooComplex`](crate::Error::PredicateTooComplex),
     /// [`Error::ContextMismatch`](crate::Error::ContextMismatch), [`Error::KernelsNotBuilt`](crate::Error::KernelsNotBuilt),
     /// [`Error::Driver`](crate::Error::Driver).
-    pub fn partition_if_reversed_into<T, I, O, N>(&mut self, input: &I, pred: &Pred<T>, output: &mut O, num_selected: &mut N) -> Result<()>
+    pub fn partition_if_reversed_into<T, I, O, N>(
+        &mut self,
+        input: &I,
+        pred: &Pred<T>,
+        output: &mut O,
+        num_selected: &mut N,
+    ) -> Result<()>
     where
         T: Element,
         I: DevicePtr<T>,
@@ -105,7 +119,13 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::partition_if_reversed_into`].
-    pub fn partition_if_stable_into<T, I, O, N>(&mut self, input: &I, pred: &Pred<T>, output: &mut O, num_selected: &mut N) -> Result<()>
+    pub fn partition_if_stable_into<T, I, O, N>(
+        &mut self,
+        input: &I,
+        pred: &Pred<T>,
+        output: &mut O,
+        num_selected: &mut N,
+    ) -> Result<()>
     where
         T: Element,
         I: DevicePtr<T>,

@@ -83,7 +83,12 @@ impl Workspace {
         self.scan_raw::<T>(&stream, src, dst, n, init, op)
     }
 
-    fn scan_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, init: Option<T>, op: ScanOp) -> Result<()> {
+    fn scan_in_place<T: Element, B: DevicePtrMut<T>>(
+        &mut self,
+        buf: &mut B,
+        init: Option<T>,
+        op: ScanOp,
+    ) -> Result<()> {
         let n = buf.len();
         check_op::<T>(op)?;
         if n == 0 {
@@ -105,10 +110,8 @@ impl Workspace {
         init: Option<T>,
         op: ScanOp,
     ) -> Result<()> {
-        let kernel = kernels::scan_kernel(op.kind(), T::DTYPE).ok_or(Error::Unsupported {
-            operation: op.name(),
-            dtype: T::DTYPE.name(),
-        })?;
+        let kernel = kernels::scan_kernel(op.kind(), T::DTYPE)
+            .ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })?;
         let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
         let tiles = n.div_ceil(tuning.tile_items(size_of::<T>()));
         self.launch(stream, kernel, tuning, tiles, |lb, _| ScanParams {

@@ -8,8 +8,10 @@ use crate::pred::{Pred, PredProgram};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
-/// What decides that an item is selected (`SOURCE_*` in `cuda/params.cuh`).
+/// What decides that an item is selected (`SOURCE_*` in `cuda/params.cuh`). Lives on the stack for one
+/// call, so the size difference between variants does not matter.
 #[derive(Clone, Copy, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Source {
     Pred(PredProgram),
     /// Device address of one flag byte per item.
@@ -113,7 +115,11 @@ impl Workspace {
             output: job.output,
             output_rejected: job.rejected,
             flags,
-            num_selected: if mode == Mode::Count && job.mode == Mode::PartitionStable { scratch } else { job.num_selected },
+            num_selected: if mode == Mode::Count && job.mode == Mode::PartitionStable {
+                scratch
+            } else {
+                job.num_selected
+            },
             known_total: scratch,
             n: job.n as u64,
             source,
@@ -142,7 +148,13 @@ impl Workspace {
         self.select_raw::<T>(stream, job)
     }
 
-    fn compact_into<T, I, O, N>(&mut self, input: &I, output: &mut O, num_selected: &mut N, source: Source) -> Result<()>
+    fn compact_into<T, I, O, N>(
+        &mut self,
+        input: &I,
+        output: &mut O,
+        num_selected: &mut N,
+        source: Source,
+    ) -> Result<()>
     where
         T: Element,
         I: DevicePtr<T>,
@@ -200,7 +212,13 @@ impl Workspace {
     /// [`Error::OutputTooSmall`] (for `output` or an empty `num_selected`), [`Error::PredicateTooComplex`],
     /// [`Error::ContextMismatch`], [`Error::KernelsNotBuilt`], [`Error::Driver`]. On error nothing is
     /// written.
-    pub fn select_if_into<T, I, O, N>(&mut self, input: &I, pred: &Pred<T>, output: &mut O, num_selected: &mut N) -> Result<()>
+    pub fn select_if_into<T, I, O, N>(
+        &mut self,
+        input: &I,
+        pred: &Pred<T>,
+        output: &mut O,
+        num_selected: &mut N,
+    ) -> Result<()>
     where
         T: Element,
         I: DevicePtr<T>,
@@ -340,8 +358,15 @@ impl Workspace {
         same_context(&stream, mask.stream())?;
         let (src, _read) = input.device_ptr(&stream);
         let (m, _write) = mask.device_ptr_mut(&stream);
-        let job =
-            SelectJob { input: src, output: 0, rejected: m, num_selected: 0, n, source: Source::Pred(program), mode: Mode::Mask };
+        let job = SelectJob {
+            input: src,
+            output: 0,
+            rejected: m,
+            num_selected: 0,
+            n,
+            source: Source::Pred(program),
+            mode: Mode::Mask,
+        };
         self.select_raw::<T>(&stream, job)
     }
 }

@@ -72,7 +72,10 @@ fn oversized_predicates_are_rejected_before_any_launch() {
 #[test]
 fn flag_length_mismatch_is_an_error_and_writes_nothing() {
     use lookback::host;
-    assert!(matches!(host::select_flagged(&[1u8, 2], &[true]), Err(Error::LengthMismatch { expected: 2, actual: 1, .. })));
+    assert!(matches!(
+        host::select_flagged(&[1u8, 2], &[true]),
+        Err(Error::LengthMismatch { expected: 2, actual: 1, .. })
+    ));
     let Some(stream) = gpu() else { return };
     let mut buf = stream.clone_htod(&[5u64, 6, 7]).unwrap();
     let flags = stream.clone_htod(&[1u8, 0]).unwrap();

@@ -8,8 +8,18 @@ use lookback::{DType, Element, ScanOp};
 #[test]
 fn rust_element_types_match_the_c_type_list() {
     let rust = [
-        i8::DTYPE, i16::DTYPE, i32::DTYPE, i64::DTYPE, u8::DTYPE, u16::DTYPE, u32::DTYPE, u64::DTYPE,
-        f32::DTYPE, f64::DTYPE, f16::DTYPE, bf16::DTYPE,
+        i8::DTYPE,
+        i16::DTYPE,
+        i32::DTYPE,
+        i64::DTYPE,
+        u8::DTYPE,
+        u16::DTYPE,
+        u32::DTYPE,
+        u64::DTYPE,
+        f32::DTYPE,
+        f64::DTYPE,
+        f16::DTYPE,
+        bf16::DTYPE,
     ];
     assert_eq!(rust, DType::ALL, "src/element.rs and cuda/types.cuh list different types");
     let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();

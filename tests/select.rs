@@ -28,7 +28,12 @@ fn upload_poisoned<T: TestElement>(stream: &Arc<CudaStream>, n: usize) -> CudaSl
 }
 
 /// Reads the count and the first `count` items; checks the guard items past `n` are untouched.
-fn read_result<T: TestElement>(stream: &Arc<CudaStream>, out: &CudaSlice<T>, count: &CudaSlice<u64>, n: usize) -> (Vec<T>, usize) {
+fn read_result<T: TestElement>(
+    stream: &Arc<CudaStream>,
+    out: &CudaSlice<T>,
+    count: &CudaSlice<u64>,
+    n: usize,
+) -> (Vec<T>, usize) {
     let all = stream.clone_dtoh(out).unwrap();
     let k = stream.clone_dtoh(count).unwrap()[0] as usize;
     assert!(
@@ -71,7 +76,8 @@ fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: us
     same(&got[..k], &want, &format!("select_if_in_place {what}"));
 
     // select_flagged with u8 flags (nonzero values other than 1 too) and with bool flags.
-    let flags_u8: Vec<u8> = mask.iter().enumerate().map(|(i, &m)| if m { 1 + (i % 3) as u8 * 100 } else { 0 }).collect();
+    let flags_u8: Vec<u8> =
+        mask.iter().enumerate().map(|(i, &m)| if m { 1 + (i % 3) as u8 * 100 } else { 0 }).collect();
     let d_flags = stream.clone_htod(&flags_u8).unwrap();
     let mut out = upload_poisoned::<T>(stream, n);
     ws.select_flagged_into(&d_in, &d_flags, &mut out, &mut count).unwrap();

@@ -63,6 +63,11 @@ fn select_if_in_place_under_concurrent_load() {
             }
         }
         stop.store(true, Ordering::Relaxed);
-        assert!(wrong.is_empty(), "{} of {CALLS} in-place selections were wrong: {:?}", wrong.len(), &wrong[..wrong.len().min(10)]);
+        assert!(
+            wrong.is_empty(),
+            "{} of {CALLS} in-place selections were wrong: {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(10)]
+        );
     });
 }

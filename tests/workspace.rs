@@ -21,10 +21,14 @@ fn reused_workspace_survives_epoch_wrap_and_stale_words() {
         let n = if call % 3 == 0 { big - call } else { 3 * tile + call % 17 };
         let view = d_in.slice(..n);
         ws.inclusive_scan_into(&view, &mut d_out, ScanOp::Sum).unwrap();
-        if call % 7 == 0 || call >= 250 && call <= 260 || call >= 505 && call <= 515 {
+        if call % 7 == 0 || (250..=260).contains(&call) || (505..=515).contains(&call) {
             let got = stream.clone_dtoh(&d_out.slice(..n)).unwrap();
             let want = host::inclusive_scan(&input[..n], ScanOp::Sum).unwrap();
-            assert!(got == want, "call {call}, n={n}: first difference at {:?}", got.iter().zip(&want).position(|(a, b)| a != b));
+            assert!(
+                got == want,
+                "call {call}, n={n}: first difference at {:?}",
+                got.iter().zip(&want).position(|(a, b)| a != b)
+            );
         }
     }
 }

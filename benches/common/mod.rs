@@ -62,9 +62,7 @@ pub fn parse_flags(
             "--help" | "-h" => return Ok(false),
             _ => {}
         }
-        let value = inline
-            .or_else(|| argv.next())
-            .ok_or_else(|| format!("{name} needs a value"))?;
+        let value = inline.or_else(|| argv.next()).ok_or_else(|| format!("{name} needs a value"))?;
         flag(&name, value)?;
     }
     Ok(true)
@@ -83,11 +81,7 @@ pub fn parse_reps(value: &str) -> Result<usize, String> {
 }
 
 pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .map(item)
-        .collect()
+    s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(item).collect()
 }
 
 pub fn parse_log2n(s: &str) -> Result<u32, String> {
@@ -108,14 +102,8 @@ pub enum ElemType {
 }
 
 impl ElemType {
-    pub const ALL: [ElemType; 6] = [
-        ElemType::I32,
-        ElemType::U8,
-        ElemType::I64,
-        ElemType::F16,
-        ElemType::F32,
-        ElemType::F64,
-    ];
+    pub const ALL: [ElemType; 6] =
+        [ElemType::I32, ElemType::U8, ElemType::I64, ElemType::F16, ElemType::F32, ElemType::F64];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -130,14 +118,10 @@ impl ElemType {
 
     /// The type named `s`, among those a bench supports.
     pub fn parse_among(s: &str, allowed: &[ElemType]) -> Result<ElemType, String> {
-        allowed
-            .iter()
-            .copied()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = allowed.iter().map(|t| t.name()).collect();
-                format!("unknown type `{s}` (choose among {})", names.join(","))
-            })
+        allowed.iter().copied().find(|t| t.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = allowed.iter().map(|t| t.name()).collect();
+            format!("unknown type `{s}` (choose among {})", names.join(","))
+        })
     }
 }
 
@@ -221,9 +205,7 @@ pub fn gpu_or_skip(bench: &str) -> Option<Arc<CudaStream>> {
         }
     };
     if !lookback::kernels_built() {
-        println!(
-            "bench {bench}: skipped, lookback was built without nvcc so it has no GPU kernels"
-        );
+        println!("bench {bench}: skipped, lookback was built without nvcc so it has no GPU kernels");
         return None;
     }
     Some(stream)
@@ -305,9 +287,7 @@ impl Timer {
     pub fn new(stream: &Arc<CudaStream>, reps: usize) -> Result<Timer, DriverError> {
         let ctx = stream.context();
         let events = || -> Result<Vec<CudaEvent>, DriverError> {
-            (0..reps)
-                .map(|_| ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)))
-                .collect()
+            (0..reps).map(|_| ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))).collect()
         };
         Ok(Timer {
             stream: stream.clone(),
@@ -340,12 +320,8 @@ impl Timer {
                 step(Step::Reset(i))?;
             }
         }
-        let mut ms = self
-            .starts
-            .iter()
-            .zip(&self.ends)
-            .map(|(s, e)| s.elapsed_ms(e))
-            .collect::<Result<Vec<f32>, _>>()?;
+        let mut ms =
+            self.starts.iter().zip(&self.ends).map(|(s, e)| s.elapsed_ms(e)).collect::<Result<Vec<f32>, _>>()?;
         Ok(median(&mut ms) * 1e3)
     }
 
@@ -363,11 +339,7 @@ impl Timer {
 pub fn median(v: &mut [f32]) -> f64 {
     v.sort_by(f32::total_cmp);
     let m = v.len() / 2;
-    if v.len().is_multiple_of(2) {
-        (f64::from(v[m - 1]) + f64::from(v[m])) / 2.0
-    } else {
-        f64::from(v[m])
-    }
+    if v.len().is_multiple_of(2) { (f64::from(v[m - 1]) + f64::from(v[m])) / 2.0 } else { f64::from(v[m]) }
 }
 
 /// GB/s for `bytes` moved in `us` microseconds.
@@ -383,10 +355,7 @@ pub fn gbps(bytes: usize, us: f64) -> f64 {
 /// the L2, when each copy takes `per_copy` bytes of device memory with its outputs.
 pub fn copies_for(bytes: usize, per_copy: usize) -> usize {
     let budget = (ROW_BUDGET_BYTES / per_copy).max(1);
-    ROTATION_BYTES
-        .div_ceil(bytes)
-        .clamp(1, MAX_COPIES)
-        .min(budget)
+    ROTATION_BYTES.div_ceil(bytes).clamp(1, MAX_COPIES).min(budget)
 }
 
 /// Uploads `host` once, then copies it on the device: `copies` identical device buffers.
@@ -396,9 +365,7 @@ pub fn upload_copies<T: Element>(
     copies: usize,
 ) -> Result<Vec<CudaSlice<T>>, DriverError> {
     let first = stream.clone_htod(host)?;
-    let mut bufs = (1..copies)
-        .map(|_| stream.clone_dtod(&first))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut bufs = (1..copies).map(|_| stream.clone_dtod(&first)).collect::<Result<Vec<_>, _>>()?;
     bufs.push(first);
     Ok(bufs)
 }
@@ -417,10 +384,7 @@ pub fn alloc_copies<T: Element>(
 }
 
 /// Fills `buf` with 0xFF bytes: -1 for signed integers, the maximum for unsigned ones, NaN for floats.
-pub fn poison<T: Element>(
-    stream: &Arc<CudaStream>,
-    buf: &mut CudaSlice<T>,
-) -> Result<(), DriverError> {
+pub fn poison<T: Element>(stream: &Arc<CudaStream>, buf: &mut CudaSlice<T>) -> Result<(), DriverError> {
     let bytes = buf.num_bytes();
     let (ptr, _guard) = buf.device_ptr_mut(stream);
     // SAFETY: `ptr` is valid for `bytes` bytes on `stream`'s context and the guard keeps the slice
@@ -507,28 +471,21 @@ pub fn check<T: BenchElement>(
 ) -> BoxResult<()> {
     let len = got.len();
     if want.len() != len {
-        return check_failed(format!(
-            "{label} {} n={n}: {len} items to compare, host has {}",
-            T::NAME,
-            want.len()
-        ));
+        return check_failed(format!("{label} {} n={n}: {len} items to compare, host has {}", T::NAME, want.len()));
     }
-    let windows: Vec<Range<usize>> = if full {
-        vec![0..len]
+    let windows: [Range<usize>; 2] = if full {
+        [0..len, len..len]
     } else {
         let head = len.min(CHECK_ITEMS);
         let tail = len.saturating_sub(CHECK_ITEMS).max(head);
-        vec![0..head, tail..len]
+        [0..head, tail..len]
     };
     for w in windows {
         if w.is_empty() {
             continue;
         }
         let items = stream.clone_dtoh(&got.slice(w.clone()))?;
-        let bad = items
-            .iter()
-            .zip(&want[w.clone()])
-            .position(|(&g, &e)| !T::matches(g, e));
+        let bad = items.iter().zip(&want[w.clone()]).position(|(&g, &e)| !T::matches(g, e));
         if let Some(off) = bad {
             let i = w.start + off;
             return check_failed(format!(
@@ -573,16 +530,12 @@ impl Report {
     pub fn create(paths: &[PathBuf]) -> BoxResult<Report> {
         let mut csv = Vec::new();
         for p in paths {
-            let file =
-                File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            let file = File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
             let mut w = BufWriter::new(file);
             writeln!(w, "{CSV_HEADER}")?;
             csv.push(w);
         }
-        Ok(Report {
-            csv,
-            rows: Vec::new(),
-        })
+        Ok(Report { csv, rows: Vec::new() })
     }
 
     pub fn push(&mut self, row: Row) -> BoxResult<()> {
@@ -616,28 +569,14 @@ impl Report {
     }
 
     pub fn summary(&self) {
-        let rows: Vec<&Row> = self
-            .rows
-            .iter()
-            .filter(|r| r.log2n == SUMMARY_LOG2N)
-            .collect();
+        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.log2n == SUMMARY_LOG2N).collect();
         if rows.is_empty() {
             return;
         }
         println!("\nsummary, n = 2^{SUMMARY_LOG2N}:");
-        println!(
-            "{:<30} {:>4} {:>10} {:>8} {:>10}",
-            "algo", "type", "us", "GB/s", "vs_memcpy"
-        );
+        println!("{:<30} {:>4} {:>10} {:>8} {:>10}", "algo", "type", "us", "GB/s", "vs_memcpy");
         for r in rows {
-            println!(
-                "{:<30} {:>4} {:>10.1} {:>8.1} {:>10.3}",
-                r.label,
-                r.ty,
-                r.median_us,
-                r.gbps,
-                r.vs_memcpy()
-            );
+            println!("{:<30} {:>4} {:>10.1} {:>8.1} {:>10.3}", r.label, r.ty, r.median_us, r.gbps, r.vs_memcpy());
         }
     }
 }

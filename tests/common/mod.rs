@@ -21,7 +21,8 @@ pub fn gpu() -> Option<Arc<CudaStream>> {
     // be seen.
     NOTE.call_once(|| {
         use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "SKIPPED GPU tests: {why} (set LOOKBACK_REQUIRE_GPU=1 to make this a failure)");
+        let _ =
+            writeln!(std::io::stderr(), "SKIPPED GPU tests: {why} (set LOOKBACK_REQUIRE_GPU=1 to make this a failure)");
     });
     None
 }
@@ -112,7 +113,13 @@ pub fn random_vec<T: TestElement>(n: usize, seed: u64, nan: f64) -> Vec<T> {
 /// few tree levels, then one combination per tile (≥ 1024 items) along the look-back chain; the host's
 /// sequential error is far below its i·ε·Σ|x| worst case on this data. Sums that overflow the output
 /// type agree when both are beyond 90 % of its largest finite value.
-pub fn check_scan<T: TestElement>(input: &[T], got: &[T], want: &[T], op: ScanOp, exclusive: bool) -> Result<(), String> {
+pub fn check_scan<T: TestElement>(
+    input: &[T],
+    got: &[T],
+    want: &[T],
+    op: ScanOp,
+    exclusive: bool,
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("length {} != {}", got.len(), want.len()));
     }
