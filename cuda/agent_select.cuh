@@ -13,7 +13,8 @@
 // that status with acquire. So every write of tile t lands in memory whose reads (by tiles ≤ t) have
 // completed: tiles < t finished loading before t could learn its prefix, and t itself loaded before it
 // published. Tiles > t read only items at indices ≥ their start > every index t writes. (This is the
-// ordering CUB lacked in cccl #1730: publishing before the loads had landed.)
+// ordering CUB lacked in cccl #1730: publishing before the loads had landed.) The status words are polled
+// with relaxed loads; the fence after the look-back and the barrier before the writes make them acquire.
 //
 // unique in place also reads the item just before the tile. The only write that can reach that index
 // before the read is the previous tile's, and only when every earlier item was selected — in which case
@@ -42,7 +43,8 @@ template <class T> struct SelectAgent {
     static_assert(IPT <= 32, "selection masks hold at most 32 items per thread");
 
     struct Storage {
-        uint4 tile[IO::TILE_CHUNKS];  // the loaded tile, later the staged output
+        uint4 tile[IO::TILE_CHUNKS];    // the loaded tile
+        uint4 staged[IO::TILE_CHUNKS];  // the output of the tile, contiguous
         BlockScanStorage<uint32_t, WARPS> scan;
         uint64_t exclusive;
         uint64_t tile_id;
@@ -66,25 +68,8 @@ template <class T> struct SelectAgent {
         __syncthreads();
 
         // 2. Decide: bit k of `mask` is this thread's item k (tile index threadIdx.x * IPT + k).
-        T x[IPT];
-#pragma unroll
-        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
-            const typename IO::Chunk chunk = IO::own_chunk(s.tile, c);
-#pragma unroll
-            for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) x[c * IO::ITEMS_PER_CHUNK + e] = chunk.items[e];
-        }
         const int first = (int)threadIdx.x * IPT;
-        uint32_t mask;
-        if (p.source == SOURCE_PRED) {
-            mask = eval_predicate(p.pred, x);
-        } else if (p.source == SOURCE_FLAGS) {
-            mask = load_flags(p.flags + start, first, valid);
-        } else {
-            const T before = threadIdx.x > 0 ? IO::item_at(s.tile, first - 1) : s.before_tile;
-            mask = (threadIdx.x == 0 && tile == 0) ? 1u : (uint32_t)items_differ(x[0], before);
-#pragma unroll
-            for (int k = 1; k < IPT; ++k) mask |= (uint32_t)items_differ(x[k], x[k - 1]) << k;
-        }
+        uint32_t mask = decide(p, s, tile, first, valid);
         const int mine = max(0, min(IPT, valid - first));
         // Built with a 64-bit shift (well defined for mine = 32). The equivalent
         // `mine == 32 ? ~0u : (1u << mine) - 1` is miscompiled by ptxas 13.0.88 for sm_90 when IPT = 32:
@@ -107,6 +92,9 @@ template <class T> struct SelectAgent {
             uint64_t exclusive = 0;
             if (tile > 0) {
                 exclusive = warp_lookback<OpSum, uint64_t>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                // Every lane read some predecessors' words: each makes its reads acquire before the
+                // barrier below hands the ordering on to the threads that write the output.
+                acquire_fence();
                 if (lane_id() == 0) state.publish(tile, STATUS_P, exclusive + tile_count);
             }
             if (lane_id() == 0) s.exclusive = exclusive;
@@ -116,15 +104,21 @@ template <class T> struct SelectAgent {
         if (threadIdx.x == 0 && start + valid == p.n) *p.num_selected = exclusive + tile_count;
         if (p.mode == MODE_COUNT) return;
 
-        // 4. Stage: selected items at [0, tile_count) in order, rejected after them in order. Every
-        //    thread read its items before the block scan's barrier, so the tile buffer is free.
-        T* staged = reinterpret_cast<T*>(s.tile);
+        // 4. Stage: selected items at [0, tile_count) in order, rejected after them in order. The items
+        //    are read again from the tile buffer rather than kept in registers across the look-back:
+        //    fewer registers, more resident blocks, more loads in flight.
+        T* staged = reinterpret_cast<T*>(s.staged);
         const bool partition = p.mode != MODE_COMPACT;
         uint32_t selected_before = before_me;
 #pragma unroll
-        for (int k = 0; k < IPT; ++k) {
-            if ((mask >> k) & 1u) staged[selected_before++] = x[k];
-            else if (partition && k < mine) staged[tile_count + (first + k - selected_before)] = x[k];
+        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
+            const typename IO::Chunk chunk = IO::own_chunk(s.tile, c);
+#pragma unroll
+            for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) {
+                const int k = c * IO::ITEMS_PER_CHUNK + e;
+                if ((mask >> k) & 1u) staged[selected_before++] = chunk.items[e];
+                else if (partition && k < mine) staged[tile_count + (first + k - selected_before)] = chunk.items[e];
+            }
         }
         __syncthreads();
 
@@ -142,6 +136,26 @@ template <class T> struct SelectAgent {
                 else out[*p.known_total + r] = staged[i];
             }
         }
+    }
+
+    // The selection mask of this thread's items (before masking off items past the end).
+    static __device__ __forceinline__ uint32_t decide(const SelectParams& p, Storage& s, uint64_t tile, int first,
+                                                      int valid) {
+        const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
+        if (p.source == SOURCE_FLAGS) return load_flags(p.flags + start, first, valid);
+        T x[IPT];
+#pragma unroll
+        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
+            const typename IO::Chunk chunk = IO::own_chunk(s.tile, c);
+#pragma unroll
+            for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) x[c * IO::ITEMS_PER_CHUNK + e] = chunk.items[e];
+        }
+        if (p.source == SOURCE_PRED) return eval_predicate(p.pred, x);
+        const T before = threadIdx.x > 0 ? IO::item_at(s.tile, first - 1) : s.before_tile;
+        uint32_t mask = (threadIdx.x == 0 && tile == 0) ? 1u : (uint32_t)items_differ(x[0], before);
+#pragma unroll
+        for (int k = 1; k < IPT; ++k) mask |= (uint32_t)items_differ(x[k], x[k - 1]) << k;
+        return mask;
     }
 
     // Flags of this thread's items [first, first + IPT) of the tile; 16-byte loads when aligned.

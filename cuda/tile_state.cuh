@@ -68,8 +68,9 @@ template <class A> struct TwoWordState {
 };
 
 // Item counts (selection offsets) of any n: word = tag << 54 | count. Epoch (8 bits) and state (2 bits)
-// fill the top 10 bits; 54 bits count up to 1.8e16 items. Always release/acquire: compaction may run in
-// place (invariant 3).
+// fill the top 10 bits; 54 bits count up to 1.8e16 items. Published with release semantics; polled with
+// relaxed loads, and the look-back ends with `acquire_fence()` (the "relaxed + fence" form of invariant 2),
+// so the in-place ordering holds without paying an acquire on every poll.
 struct CountState {
     uint64_t* words;
     unsigned epoch;
@@ -79,7 +80,7 @@ struct CountState {
         st_release(words + tile, ((uint64_t)make_tag(epoch, state) << 54) | count);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
-        const uint64_t w = ld_acquire(words + tile);
+        const uint64_t w = ld_relaxed(words + tile);
         count = w & COUNT_MASK;
         return tag_state((unsigned)(w >> 54), epoch);
     }
