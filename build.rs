@@ -7,6 +7,7 @@
 //!    `nvidia-cuda-nvcc` through `python3`) and compiles every `cuda/kernels/*.cu` into one fatbin, in
 //!    parallel: SASS for each architecture of `LOOKBACK_CUDA_ARCHS` (default `80,86,89,90`) plus PTX for
 //!    the newest, so newer GPUs can JIT it.
+//!    `LOOKBACK_NVCC_FLAGS` adds nvcc flags (for experiments, e.g. `-D` switches).
 //! 3. Without nvcc the crate still builds (a cargo warning says how to get one); GPU entry points then
 //!    return `Error::KernelsNotBuilt`. When nvcc fails, the build fails with its command and stderr.
 use std::env;
@@ -22,7 +23,9 @@ nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 
 fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let cuda = Path::new("cuda");
-    for var in ["NVCC", "CUDA_HOME", "CUDA_PATH", "PATH", "LOOKBACK_CUDA_ARCHS", "LOOKBACK_NO_NVCC"] {
+    for var in
+        ["NVCC", "CUDA_HOME", "CUDA_PATH", "PATH", "LOOKBACK_CUDA_ARCHS", "LOOKBACK_NO_NVCC", "LOOKBACK_NVCC_FLAGS"]
+    {
         println!("cargo:rerun-if-env-changed={var}");
     }
     rerun_for_dir(cuda);
@@ -179,7 +182,13 @@ fn compile_all(nvcc: &Path, sources: &[PathBuf], out_dir: &Path) -> Vec<PathBuf>
 
 fn compile_one(nvcc: &Path, flags: &[String], src: &Path, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new(nvcc);
-    cmd.args(["-fatbin", "-std=c++17", "-O3", "--expt-relaxed-constexpr"]).args(flags).arg("-o").arg(out).arg(src);
+    cmd.args(["-fatbin", "-std=c++17", "-O3", "--expt-relaxed-constexpr"])
+        .args(flags)
+        // Extra flags for experiments (e.g. -D switches), split on whitespace.
+        .args(env::var("LOOKBACK_NVCC_FLAGS").unwrap_or_default().split_whitespace())
+        .arg("-o")
+        .arg(out)
+        .arg(src);
     let shown = format!("{cmd:?}");
     match cmd.output() {
         Ok(o) if o.status.success() => {

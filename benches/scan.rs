@@ -101,22 +101,13 @@ fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String
             "--sizes" => args.sizes = parse_list(&value, parse_log2n)?,
             "--types" => args.types = parse_list(&value, |s| ElemType::parse_among(s, &ElemType::ALL))?,
             "--algos" => args.algos = parse_list(&value, Algo::parse)?,
-            "--backoff" => args.backoffs = parse_list(&value, parse_backoff)?,
+            "--backoff" => args.backoffs = parse_list(&value, common::parse_backoff)?,
             "--csv" => args.csv = PathBuf::from(value),
             _ => return Err(unknown_flag(flag)),
         }
         Ok(())
     })?;
     Ok(go_on.then_some(args))
-}
-
-fn parse_backoff(s: &str) -> Result<Backoff, String> {
-    let bad = || format!("bad back-off `{s}` (expected FIRST:POLL in nanoseconds)");
-    let (first, poll) = s.split_once(':').ok_or_else(bad)?;
-    Ok(Backoff {
-        first_poll_ns: first.trim().parse().map_err(|_| bad())?,
-        poll_ns: poll.trim().parse().map_err(|_| bad())?,
-    })
 }
 
 // ---------------------------------------------------------------------------------------------

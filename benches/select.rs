@@ -33,6 +33,7 @@ usage: cargo bench --bench select -- [OPTIONS]
                     select_if_1,select_flagged_50,partition_reversed_50,partition_stable_50,
                     partition_split_50,unique_run4 (default: all ten)
   --csv PATH        CSV output (default bench-select.csv; also $OUT/bench-select.csv if OUT is set)
+  --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
   --help            this text";
 
 // ---------------------------------------------------------------------------------------------
@@ -134,6 +135,7 @@ struct Args {
     types: Vec<ElemType>,
     algos: Vec<Algo>,
     csv: PathBuf,
+    backoff: Option<lookback::Backoff>,
 }
 
 /// Parses the flags; `Ok(None)` means `--help`. Accepts `--flag value` and `--flag=value`, and
@@ -145,6 +147,7 @@ fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String
         types: vec![ElemType::I32],
         algos: Algo::ALL.to_vec(),
         csv: PathBuf::from(CSV_NAME),
+        backoff: None,
     };
     let go_on = parse_flags(argv, |flag, value| {
         match flag {
@@ -153,6 +156,7 @@ fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String
             "--types" => args.types = parse_list(&value, |s| ElemType::parse_among(s, &TYPES))?,
             "--algos" => args.algos = parse_list(&value, Algo::parse)?,
             "--csv" => args.csv = PathBuf::from(value),
+            "--backoff" => args.backoff = Some(common::parse_backoff(&value)?),
             _ => return Err(unknown_flag(flag)),
         }
         Ok(())
@@ -525,6 +529,7 @@ fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     common::open_gpu(stream, args.reps)?;
     let mut bench =
         Bench { timer: Timer::new(stream, args.reps)?, ws: Workspace::new(stream), memcpy: MemcpyBaseline::default() };
+    bench.ws.set_backoff(args.backoff);
     let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
     for &ty in &args.types {
         for &log2n in &args.sizes {

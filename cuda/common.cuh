@@ -31,11 +31,6 @@ __device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
-// Turns the relaxed status loads before it into acquire operations: memory accesses after the fence (and,
-// through a following __syncthreads(), those of the whole block) are ordered after the writes that
-// preceded the release stores those loads observed.
-__device__ __forceinline__ void acquire_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
 // Back-off between polls of a status word that is not ready yet.
 __device__ __forceinline__ void backoff(unsigned ns) {
 #if __CUDA_ARCH__ >= 700

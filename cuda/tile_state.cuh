@@ -68,19 +68,21 @@ template <class A> struct TwoWordState {
 };
 
 // Item counts (selection offsets) of any n: word = tag << 54 | count. Epoch (8 bits) and state (2 bits)
-// fill the top 10 bits; 54 bits count up to 1.8e16 items. Published with release semantics; polled with
-// relaxed loads, and the look-back ends with `acquire_fence()` (the "relaxed + fence" form of invariant 2),
-// so the in-place ordering holds without paying an acquire on every poll.
+// fill the top 10 bits; 54 bits count up to 1.8e16 items. `ordered` (uniform per launch) selects
+// release/acquire, which only in-place compaction needs (invariant 3); out of place, a reader uses nothing
+// but the count inside the word, as in a scan, and relaxed accesses keep fences off the critical path.
 struct CountState {
     uint64_t* words;
     unsigned epoch;
+    bool ordered;
     static constexpr uint64_t COUNT_MASK = (1ull << 54) - 1;
 
     __device__ __forceinline__ void publish(uint64_t tile, unsigned state, uint64_t count) const {
-        st_release(words + tile, ((uint64_t)make_tag(epoch, state) << 54) | count);
+        const uint64_t w = ((uint64_t)make_tag(epoch, state) << 54) | count;
+        if (ordered) st_release(words + tile, w); else st_relaxed(words + tile, w);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
-        const uint64_t w = ld_relaxed(words + tile);
+        const uint64_t w = ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile);
         count = w & COUNT_MASK;
         return tag_state((unsigned)(w >> 54), epoch);
     }

@@ -12,7 +12,8 @@
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
 // between polls measured best for the i32 scan at 2^24-2^28 (0.68 → 0.81 of memcpy at 2^28 against
 // 1.0/0.5 us; 6 us and more is worse). Grids of fewer than 1024 tiles, which the GPU runs in about one
-// wave, use an eighth of them (src/kernels.rs), which measured best at 2^16-2^20.
+// wave, use an eighth of them (src/kernels.rs), which measured best at 2^16-2^20. Selection measured
+// best at 1000/500 (select_if 50 % i32 at 2^28: 0/0 0.45, 1000/500 0.52, 2500/1000 0.46, 5000/2000 0.42).
 #pragma once
 
 #define LOOKBACK_TUNING(X)            \
@@ -20,10 +21,10 @@
     X(scan, 2, 256, 4, 2500, 1000)     \
     X(scan, 4, 256, 4, 2500, 1000)     \
     X(scan, 8, 256, 4, 2500, 1000)     \
-    X(select, 1, 256, 2, 2500, 1000)   \
-    X(select, 2, 256, 4, 2500, 1000)   \
-    X(select, 4, 256, 4, 2500, 1000)   \
-    X(select, 8, 256, 4, 2500, 1000)
+    X(select, 1, 256, 2, 1000, 500)   \
+    X(select, 2, 256, 4, 1000, 500)   \
+    X(select, 4, 256, 4, 1000, 500)   \
+    X(select, 8, 256, 4, 1000, 500)
 
 namespace lookback {
 

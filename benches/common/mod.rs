@@ -580,3 +580,15 @@ impl Report {
         }
     }
 }
+
+use lookback::Backoff;
+
+/// Parses `FIRST:POLL` (nanoseconds) into a look-back back-off.
+pub fn parse_backoff(s: &str) -> Result<Backoff, String> {
+    let bad = || format!("bad back-off `{s}` (expected FIRST:POLL in nanoseconds)");
+    let (first, poll) = s.split_once(':').ok_or_else(bad)?;
+    Ok(Backoff {
+        first_poll_ns: first.trim().parse().map_err(|_| bad())?,
+        poll_ns: poll.trim().parse().map_err(|_| bad())?,
+    })
+}
