@@ -32,15 +32,6 @@ LOOKBACK_INT_LIMITS(uint16_t, 0, 0xffff)
 LOOKBACK_INT_LIMITS(uint32_t, 0, 0xffffffffu)
 LOOKBACK_INT_LIMITS(uint64_t, 0, 0xffffffffffffffffull)
 #undef LOOKBACK_INT_LIMITS
-template <> struct Limits<float> {
-    static __device__ __forceinline__ float lowest() { return -INFINITY; }
-    static __device__ __forceinline__ float highest() { return INFINITY; }
-};
-template <> struct Limits<double> {
-    static __device__ __forceinline__ double lowest() { return -(double)INFINITY; }
-    static __device__ __forceinline__ double highest() { return (double)INFINITY; }
-};
-
 // Integer sums wrap: add as unsigned so signed overflow is defined.
 struct OpSum {
     template <class A> static __device__ __forceinline__ A apply(A a, A b) {
@@ -57,18 +48,24 @@ struct OpSum {
     }
 };
 // Float min/max ignore NaN (IEEE minNum/maxNum, like Rust's f32::min): associative and commutative even
-// with NaNs, so the result does not depend on the order the look-back combines tiles in.
+// with NaNs, so the result does not depend on the order the look-back combines tiles in. Their identity
+// is NaN, not ±inf: fmin(NaN, x) = x for every x, and a prefix of NaNs only stays NaN (as the sequential
+// reference says) if the seed is NaN too — with +inf, min over [NaN] came out as +inf.
 struct OpMin {
     template <class A> static __device__ __forceinline__ A apply(A a, A b) {
         if constexpr (std::is_integral_v<A>) return b < a ? b : a; else return fmin(a, b);
     }
-    template <class A> static __device__ __forceinline__ A identity() { return Limits<A>::highest(); }
+    template <class A> static __device__ __forceinline__ A identity() {
+        if constexpr (std::is_integral_v<A>) return Limits<A>::highest(); else return A(NAN);
+    }
 };
 struct OpMax {
     template <class A> static __device__ __forceinline__ A apply(A a, A b) {
         if constexpr (std::is_integral_v<A>) return a < b ? b : a; else return fmax(a, b);
     }
-    template <class A> static __device__ __forceinline__ A identity() { return Limits<A>::lowest(); }
+    template <class A> static __device__ __forceinline__ A identity() {
+        if constexpr (std::is_integral_v<A>) return Limits<A>::lowest(); else return A(NAN);
+    }
 };
 struct OpAnd {
     template <class A> static __device__ __forceinline__ A apply(A a, A b) { return (A)(a & b); }

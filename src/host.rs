@@ -20,6 +20,8 @@ fn apply<T: Element>(op: ScanOp, a: T::Acc, b: T::Acc) -> Result<T::Acc> {
 
 /// Inclusive scan: `out[i] = input[0] op … op input[i]`.
 ///
+/// Float `Min`/`Max` ignore NaN: `out[i]` is NaN only while every item so far is NaN.
+///
 /// # Errors
 /// [`Error::Unsupported`] for a bitwise operator on floats.
 ///
@@ -27,6 +29,9 @@ fn apply<T: Element>(op: ScanOp, a: T::Acc, b: T::Acc) -> Result<T::Acc> {
 /// ```
 /// use lookback::{host, ScanOp};
 /// assert_eq!(host::inclusive_scan(&[3i32, 1, 4, 1, 5], ScanOp::Sum)?, [3, 4, 8, 9, 14]);
+/// let mins = host::inclusive_scan(&[f32::NAN, 2.0, f32::NAN, 1.0], ScanOp::Min)?;
+/// assert!(mins[0].is_nan());
+/// assert_eq!(&mins[1..], [2.0, 2.0, 1.0]);
 /// # Ok::<(), lookback::Error>(())
 /// ```
 pub fn inclusive_scan<T: Element>(input: &[T], op: ScanOp) -> Result<Vec<T>> {

@@ -132,3 +132,26 @@ scan_tests! {
     f16 => edge_sizes_f16, random_f16;
     bf16 => edge_sizes_bf16, random_bf16;
 }
+
+/// Float min/max ignore NaN, so a prefix of NaNs is NaN and the first number ends it (the kernels'
+/// identity for these operators must be NaN, not ±inf, for the all-NaN prefix to come out NaN).
+#[test]
+fn float_min_max_of_nan_prefixes_match_the_host() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let nan = f32::NAN;
+    for input in [vec![nan], vec![nan, nan, 2.0, nan, -1.0], vec![3.0, nan, nan]] {
+        for op in [ScanOp::Min, ScanOp::Max] {
+            let want = host::inclusive_scan(&input, op).unwrap();
+            let mut buf = stream.clone_htod(&input).unwrap();
+            ws.inclusive_scan_in_place(&mut buf, op).unwrap();
+            let got = stream.clone_dtoh(&buf).unwrap();
+            check_scan(&input, &got, &want, op, false).unwrap_or_else(|e| panic!("{op:?} {input:?}: {e}"));
+            let halves: Vec<lookback::half::f16> = input.iter().map(|&x| lookback::half::f16::from_f32(x)).collect();
+            let want = host::inclusive_scan(&halves, op).unwrap();
+            let d = stream.clone_htod(&halves).unwrap();
+            let got = stream.clone_dtoh(&lookback::inclusive_scan(&d, op).unwrap()).unwrap();
+            check_scan(&halves, &got, &want, op, false).unwrap_or_else(|e| panic!("f16 {op:?} {input:?}: {e}"));
+        }
+    }
+}
