@@ -370,19 +370,5 @@ fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
 }
 
 fn main() -> BoxResult<()> {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            println!("{USAGE}");
-            return Ok(());
-        }
-        Err(msg) => {
-            eprintln!("bench scan: {msg}\n{USAGE}");
-            std::process::exit(2);
-        }
-    };
-    let Some(stream) = common::gpu_or_skip("scan") else {
-        return Ok(());
-    };
-    common::finish(run(&args, &stream))
+    common::bench_main("scan", USAGE, parse_args, run)
 }

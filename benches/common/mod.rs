@@ -592,3 +592,28 @@ pub fn parse_backoff(s: &str) -> Result<Backoff, String> {
         poll_ns: poll.trim().parse().map_err(|_| bad())?,
     })
 }
+
+/// The shared `main` of the benches: parse the flags (`--help` prints `usage`; a bad flag prints it and
+/// exits 2), skip with one line when there is no usable GPU, else run and report the outcome.
+pub fn bench_main<A>(
+    name: &str,
+    usage: &str,
+    parse: impl FnOnce(std::iter::Skip<std::env::Args>) -> Result<Option<A>, String>,
+    run: impl FnOnce(&A, &std::sync::Arc<lookback::cudarc::driver::CudaStream>) -> BoxResult<()>,
+) -> BoxResult<()> {
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            println!("{usage}");
+            return Ok(());
+        }
+        Err(msg) => {
+            eprintln!("bench {name}: {msg}\n{usage}");
+            std::process::exit(2);
+        }
+    };
+    let Some(stream) = gpu_or_skip(name) else {
+        return Ok(());
+    };
+    finish(run(&args, &stream))
+}
