@@ -247,3 +247,68 @@ fn eval_node<T: Element>(n: &Node<T>, x: T) -> bool {
         Node::Not(inner) => !eval_node(inner, x),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiles_to_postfix() {
+        let p = (Pred::lt(5i32) & Pred::gt(1)) | !Pred::eq(3);
+        let prog = p.program().unwrap();
+        let ops: Vec<u8> = prog.op[..prog.len as usize].to_vec();
+        let want = [Opcode::Lt, Opcode::Gt, Opcode::And, Opcode::Eq, Opcode::Not, Opcode::Or];
+        assert_eq!(ops, want.map(|o| o as u8));
+        assert_eq!(prog.a[0], 5);
+        assert_eq!(prog.a[3], 3);
+    }
+
+    #[test]
+    fn operands_travel_as_zero_extended_bits() {
+        let prog = Pred::between(-1i8, 7).program().unwrap();
+        assert_eq!((prog.a[0], prog.b[0]), (0xff, 7));
+        let prog = Pred::eq(1.5f32).program().unwrap();
+        assert_eq!(prog.a[0], 1.5f32.to_bits() as u64);
+    }
+
+    #[test]
+    fn depth_counts_only_what_is_pending() {
+        // Left-nested chains need two stack slots however long they are.
+        let mut left = Pred::lt(0u32);
+        for k in 0..7 {
+            left = left & Pred::ne(k);
+        }
+        assert_eq!(left.program().unwrap().len, 15);
+        // Right-nested chains need one slot per level.
+        let mut right = Pred::lt(0u32);
+        for k in 0..7 {
+            right = Pred::ne(k) & right;
+        }
+        assert!(right.program().is_ok(), "depth 8 fits");
+        let deeper = Pred::eq(9) & right;
+        assert!(matches!(deeper.program(), Err(Error::PredicateTooComplex { depth: 9, .. })));
+    }
+
+    #[test]
+    fn too_many_instructions_is_an_error() {
+        let mut p = Pred::lt(0u16);
+        for k in 0..8 {
+            p = p | Pred::eq(k);
+        }
+        assert!(matches!(p.program(), Err(Error::PredicateTooComplex { instructions: 17, .. })));
+    }
+
+    #[test]
+    fn host_semantics_follow_ieee() {
+        assert!(Pred::ne(1.0f64).eval(f64::NAN));
+        assert!(!Pred::eq(f64::NAN).eval(f64::NAN));
+        assert!(!Pred::lt(1.0f32).eval(f32::NAN) && !Pred::ge(1.0f32).eval(f32::NAN));
+        assert!(Pred::eq(0.0f32).eval(-0.0));
+        assert!(Pred::between(1u8, 3).eval(1) && Pred::between(1u8, 3).eval(3) && !Pred::between(1u8, 3).eval(4));
+        assert!(Pred::<f32>::is_finite().eval(1.0) && !Pred::<f32>::is_finite().eval(f32::INFINITY));
+        assert!(Pred::<half::f16>::is_nan().eval(half::f16::NAN));
+        assert!(Pred::any_bits(0b1010u8).eval(0b0010) && !Pred::any_bits(0b1010u8).eval(0b0101));
+        assert!(Pred::all_bits(0b1010u8).eval(0b1110) && !Pred::all_bits(0b1010u8).eval(0b0010));
+        assert!(Pred::<i64>::always().eval(i64::MIN));
+    }
+}
