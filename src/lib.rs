@@ -1,22 +1,31 @@
 //! # lookback
 //!
-//! Device-wide prefix scans for NVIDIA GPUs, built on one engine: the single-pass scan with
-//! *decoupled look-back* (Merrill & Garland, 2016), written in CUDA C, compiled by nvcc when this crate
-//! builds and launched through [`cudarc`].
+//! Device-wide prefix scans and stream compaction for NVIDIA GPUs, built on one engine: the single-pass
+//! scan with *decoupled look-back* (Merrill & Garland, 2016), written in CUDA C, compiled by nvcc when this
+//! crate builds and launched through [`cudarc`]. Selection is fused into the look-back: the scanned value
+//! is the number of selected items, and a tile's prefix is its output offset.
 //!
 //! | concept | what it is |
 //! |---|---|
-//! | [`inclusive_scan`], [`exclusive_scan`] | one-shot scans into a new buffer |
-//! | [`inclusive_scan_into`], [`exclusive_scan_into`] | scans into a caller's buffer |
-//! | [`inclusive_scan_in_place`], [`exclusive_scan_in_place`] | scans that overwrite their input |
+//! | [`inclusive_scan`], [`exclusive_scan`] (+ `_into`, `_in_place`) | scans with [`ScanOp`] |
+//! | [`select_if`], [`select_flagged`], [`unique`] (+ `_into`, `_in_place`) | order-preserving compaction |
+//! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask (multi-column selection) |
+//! | [`partition_if`], `Workspace::partition_if_{reversed,stable,split}_into` | partitions in three layouts |
+//! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`ScanOp`] | `Sum`, `Min`, `Max` for every type; `BitAnd`, `BitOr`, `BitXor` for integers |
 //! | [`Element`] | the twelve element types: `i8`…`i64`, `u8`…`u64`, `f32`, `f64`, `f16`, `bf16` |
 //! | [`host`] | sequential reference implementations (the test oracle; the no-GPU path) |
 //!
-//! Every call runs on the stream of its input buffer, is one kernel launch, and does not block the
-//! host unless its docs say so (the one-shot forms block only to allocate). An empty input launches
-//! nothing.
+//! Every call runs on the stream of its input buffer, is one kernel launch (the stable one-buffer
+//! partition: two), and does not block the host unless its docs say so: one-shot and in-place selections
+//! read their count back. An empty input launches nothing (a selection writes a zero count).
+//!
+//! ## Guarantees
+//! * Selected items keep their input order; in-place selection is safe because a tile writes only after
+//!   every earlier tile has finished reading (see `cuda/agent_select.cuh`). Partitions are not in-place.
+//! * `unique` compares floats with IEEE `==`: `-0.0 == 0.0`, every NaN is kept.
+//! * Counts and offsets are 64-bit: more than 2^32 items work.
 //!
 //! ## Numerics
 //! * Integer sums wrap around.
@@ -31,7 +40,7 @@
 //! panic); if the crate was built without nvcc, GPU calls return [`Error::KernelsNotBuilt`]. The
 //! [`host`] module computes the same results on the CPU.
 //!
-//! ## Example
+//! ## Examples
 //! ```
 //! # fn main() -> lookback::Result<()> {
 //! use lookback::ScanOp;
@@ -44,6 +53,19 @@
 //!     }
 //!     _ => assert_eq!(lookback::host::inclusive_scan(&data, ScanOp::Sum)?, [3, 4, 8, 9, 14]),
 //! }
+//! # Ok(()) }
+//! ```
+//!
+//! Compaction in place, with a compound predicate:
+//! ```
+//! # fn main() -> lookback::Result<()> {
+//! # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+//! # if !lookback::kernels_built() { return Ok(()) }
+//! use lookback::Pred;
+//! let mut readings = stream.clone_htod(&[12.5f32, -9999.0, f32::NAN, 14.0, 80.0])?;
+//! let plausible = Pred::between(-40.0, 60.0) & Pred::is_finite();
+//! let kept = lookback::select_if_in_place(&mut readings, &plausible)?;
+//! assert_eq!(stream.clone_dtoh(&readings.slice(..kept))?, [12.5, 14.0]);
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
