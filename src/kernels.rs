@@ -61,6 +61,9 @@ type ModuleCache = HashMap<(usize, usize), Arc<CudaModule>>;
 type FunctionCache = HashMap<(usize, &'static str), CudaFunction>;
 
 /// Loads (once per context) the module holding `kernel` and returns the function.
+///
+/// The cache keeps every loaded module — and through it its context — alive for the rest of the process,
+/// as CUB's per-device caches do; this is also what keeps the raw context handle used as the key valid.
 pub(crate) fn function(ctx: &Arc<CudaContext>, kernel: Kernel) -> Result<CudaFunction> {
     static MODULES: OnceLock<Mutex<ModuleCache>> = OnceLock::new();
     static FUNCTIONS: OnceLock<Mutex<FunctionCache>> = OnceLock::new();
