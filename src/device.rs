@@ -4,6 +4,14 @@ use cudarc::driver::{CudaContext, CudaStream};
 use std::sync::Arc;
 
 /// Whether the CUDA driver library can be loaded on this machine.
+///
+/// # Example
+/// ```
+/// if !lookback::driver_available() {
+///     // Without a driver library, opening a GPU reports an error instead of panicking.
+///     assert!(matches!(lookback::default_stream(0), Err(lookback::Error::NoCudaDriver)));
+/// }
+/// ```
 pub fn driver_available() -> bool {
     // SAFETY: only tries to dlopen libcuda; it has no preconditions.
     unsafe { cudarc::driver::sys::is_culib_present() }
@@ -13,6 +21,25 @@ pub fn driver_available() -> bool {
 ///
 /// # Errors
 /// [`Error::NoCudaDriver`] without a driver library; [`Error::Driver`] when there is no such GPU.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// use lookback::{Error, ScanOp};
+/// match lookback::default_stream(0) {
+///     Ok(stream) => {
+///         let buf = stream.clone_htod(&[1u8, 2, 3])?;
+///         assert_eq!(stream.clone_dtoh(&buf)?, [1, 2, 3]);
+///     }
+///     Err(Error::NoCudaDriver) => {
+///         assert!(!lookback::driver_available());
+///         // The host path computes the same results without a GPU.
+///         assert_eq!(lookback::host::inclusive_scan(&[1u8, 2, 3], ScanOp::Sum)?, [1, 3, 6]);
+///     }
+///     Err(e) => println!("no usable GPU 0: {e}"),
+/// }
+/// # Ok(()) }
+/// ```
 pub fn default_stream(ordinal: usize) -> Result<Arc<CudaStream>> {
     if !driver_available() {
         return Err(Error::NoCudaDriver);

@@ -18,10 +18,36 @@ mod sealed {
 /// 1. `Self` is plain old data with the size and bit layout of the C type of the same name in `cuda/`.
 /// 2. Every bit pattern is a valid value (so device buffers may be read back unchecked).
 /// 3. `DTYPE` names that C type.
+///
+/// # Example
+/// ```
+/// use lookback::half::{bf16, f16};
+/// use lookback::{DType, Element};
+/// assert_eq!(<i32 as Element>::DTYPE, DType::I32);
+/// assert_eq!(<u64 as Element>::DTYPE, DType::U64);
+/// assert_eq!(<f16 as Element>::DTYPE, DType::F16);
+/// assert_eq!(<bf16 as Element>::DTYPE.name(), "bf16");
+/// // Generic code over every element type:
+/// fn total<T: Element>(xs: &[T]) -> lookback::Result<Option<T>> {
+///     Ok(lookback::host::inclusive_scan(xs, lookback::ScanOp::Sum)?.last().copied())
+/// }
+/// assert_eq!(total(&[1i16, 2, 3])?, Some(6));
+/// assert_eq!(total(&[0.5f64, 0.25])?, Some(0.75));
+/// assert_eq!(total::<u8>(&[])?, None);
+/// # Ok::<(), lookback::Error>(())
+/// ```
 pub trait Element:
     sealed::Sealed + DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + std::fmt::Debug + PartialEq + 'static
 {
     /// The element type as the kernel table knows it.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::{DType, Element};
+    /// assert_eq!(<i8 as Element>::DTYPE, DType::I8);
+    /// assert_eq!(<f64 as Element>::DTYPE, DType::F64);
+    /// assert!(<u16 as Element>::DTYPE.is_integer() && !<f32 as Element>::DTYPE.is_integer());
+    /// ```
     const DTYPE: DType;
     /// The type values are accumulated in: the element type itself, except `f32` for `f16`/`bf16`.
     #[doc(hidden)]
@@ -109,6 +135,16 @@ float_element! {
 }
 
 /// The integer element types (bit tests in predicates, bitwise scans).
+///
+/// # Example
+/// ```
+/// use lookback::{IntElement, Pred};
+/// fn has_bit<T: IntElement>(x: T, bit: T) -> bool {
+///     Pred::any_bits(bit).eval(x)
+/// }
+/// assert!(has_bit(0b0110u8, 0b0100));
+/// assert!(!has_bit(5i64, 2));
+/// ```
 pub trait IntElement: Element + Eq + std::ops::BitAnd<Output = Self> + num_traits::Zero {}
 impl IntElement for i8 {}
 impl IntElement for i16 {}
@@ -120,6 +156,17 @@ impl IntElement for u32 {}
 impl IntElement for u64 {}
 
 /// The floating-point element types (NaN and finiteness tests in predicates).
+///
+/// # Example
+/// ```
+/// use lookback::half::bf16;
+/// use lookback::{FloatElement, Pred, host};
+/// fn nan_count<T: FloatElement>(xs: &[T]) -> usize {
+///     host::count_if(xs, &Pred::is_nan())
+/// }
+/// assert_eq!(nan_count(&[1.0f32, f32::NAN, f32::INFINITY, f32::NAN]), 2);
+/// assert_eq!(nan_count(&[bf16::ONE, bf16::NAN]), 1);
+/// ```
 pub trait FloatElement: Element {
     #[doc(hidden)]
     fn is_nan_value(self) -> bool;
@@ -137,6 +184,14 @@ macro_rules! float_marker {
 float_marker!(f32, f64, f16, bf16);
 
 /// A selection flag type: `u8` (nonzero selects) or `bool`.
+///
+/// # Example
+/// ```
+/// use lookback::host;
+/// assert_eq!(host::select_flagged(&[10u16, 20, 30], &[1u8, 0, 255])?, [10, 30]);
+/// assert_eq!(host::select_flagged(&[10u16, 20, 30], &[false, true, false])?, [20]);
+/// # Ok::<(), lookback::Error>(())
+/// ```
 pub trait Flag: sealed::Sealed + DeviceRepr + Copy + 'static {
     #[doc(hidden)]
     fn is_set(self) -> bool;

@@ -3,6 +3,21 @@ use cudarc::driver::DriverError;
 
 /// Everything a `lookback` call can fail with. Bad input is always reported here, never by a panic, and
 /// a call that returns an error has not written to the caller's output buffers.
+///
+/// # Example
+/// ```
+/// use lookback::{Error, ScanOp, host};
+/// let err = Error::OutputTooSmall { what: "output", needed: 5, actual: 3 };
+/// assert_eq!(err.to_string(), "output too small: output has room for 3 items, 5 needed");
+/// let err = host::inclusive_scan(&[1.0f64], ScanOp::BitAnd).unwrap_err();
+/// assert_eq!(err.to_string(), "bitand is not supported for element type f64");
+/// let err = host::select_flagged(&[1u8, 2, 3], &[true, false]).unwrap_err();
+/// assert!(matches!(err, Error::LengthMismatch { what: "flags", expected: 3, actual: 2 }));
+/// assert_eq!(err.to_string(), "length mismatch: flags has 2 items, expected 3");
+/// let err = Error::PredicateTooComplex { instructions: 17, depth: 2 };
+/// let text = "predicate too complex: 17 instructions (at most 16) and stack depth 2 (at most 8)";
+/// assert_eq!(err.to_string(), text);
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -68,4 +83,14 @@ pub enum Error {
 }
 
 /// `Result` with [`Error`].
+///
+/// # Example
+/// ```
+/// use lookback::{ScanOp, host};
+/// fn running_total(xs: &[u32]) -> lookback::Result<Vec<u32>> {
+///     host::inclusive_scan(xs, ScanOp::Sum)
+/// }
+/// assert_eq!(running_total(&[1, 2, 3])?, [1, 3, 6]);
+/// # Ok::<(), lookback::Error>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -86,6 +86,16 @@ pub fn select_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<T> {
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] if the lengths differ.
+///
+/// # Example
+/// ```
+/// use lookback::{Error, host};
+/// assert_eq!(host::select_flagged(&[1.5f32, 2.5, 3.5], &[1u8, 0, 2])?, [1.5, 3.5]);
+/// assert_eq!(host::select_flagged(&[1i8, 2, 3], &[false, true, true])?, [2, 3]);
+/// let short = host::select_flagged(&[1i8, 2, 3], &[true]);
+/// assert!(matches!(short, Err(Error::LengthMismatch { expected: 3, actual: 1, .. })));
+/// # Ok::<(), lookback::Error>(())
+/// ```
 pub fn select_flagged<T: Element, F: Flag>(input: &[T], flags: &[F]) -> Result<Vec<T>> {
     if input.len() != flags.len() {
         return Err(Error::LengthMismatch { what: "flags", expected: input.len(), actual: flags.len() });
@@ -111,16 +121,39 @@ pub fn unique<T: Element>(input: &[T]) -> Vec<T> {
 }
 
 /// How many items satisfy `pred`.
+///
+/// # Example
+/// ```
+/// use lookback::{host, Pred};
+/// assert_eq!(host::count_if(&[3i32, -1, 0, -8], &Pred::lt(0)), 2);
+/// // `ne` is true for NaN.
+/// assert_eq!(host::count_if(&[1.0f32, f32::NAN, 3.0], &Pred::ne(1.0)), 2);
+/// ```
 pub fn count_if<T: Element>(input: &[T], pred: &Pred<T>) -> usize {
     input.iter().filter(|&&x| pred.eval(x)).count()
 }
 
 /// One byte per item: 1 where `pred` holds.
+///
+/// # Example
+/// ```
+/// use lookback::{host, Pred};
+/// let mask = host::mask_if(&[21.0f64, -9999.0, f64::NAN, 19.5], &Pred::ne(-9999.0));
+/// assert_eq!(mask, [1, 0, 1, 1]);
+/// ```
 pub fn mask_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<u8> {
     input.iter().map(|&x| pred.eval(x) as u8).collect()
 }
 
 /// Stable partition: the items for which `pred` holds, then the others, both in order; and the count.
+///
+/// # Example
+/// ```
+/// use lookback::{host, Pred};
+/// let (items, k) = host::partition_if(&[4i16, 9, 1, 12, 7, 3], &Pred::ge(5));
+/// assert_eq!(k, 3);
+/// assert_eq!(items, [9, 12, 7, 4, 1, 3]);
+/// ```
 pub fn partition_if<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) {
     let (mut sel, rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.eval(x));
     let k = sel.len();
@@ -129,6 +162,14 @@ pub fn partition_if<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) 
 }
 
 /// CUB's one-pass layout: the selected items in order, then the rejected ones in reverse order.
+///
+/// # Example
+/// ```
+/// use lookback::{host, Pred};
+/// let (items, k) = host::partition_if_reversed(&[4i16, 9, 1, 12, 7, 3], &Pred::ge(5));
+/// assert_eq!(k, 3);
+/// assert_eq!(items, [9, 12, 7, 3, 1, 4]);
+/// ```
 pub fn partition_if_reversed<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) {
     let (mut sel, mut rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.eval(x));
     let k = sel.len();

@@ -53,6 +53,23 @@ impl Tuning {
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
 /// Whether this build carries GPU kernels (false when it was built without nvcc).
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// use lookback::{Error, ScanOp};
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// let input = stream.clone_htod(&[1i32, 2, 3])?;
+/// match lookback::inclusive_scan(&input, ScanOp::Sum) {
+///     Ok(sums) => {
+///         assert!(lookback::kernels_built());
+///         assert_eq!(stream.clone_dtoh(&sums)?, [1, 3, 6]);
+///     }
+///     Err(Error::KernelsNotBuilt) => assert!(!lookback::kernels_built()),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
 pub fn kernels_built() -> bool {
     IMAGES.is_some()
 }

@@ -60,6 +60,22 @@ unsafe impl DeviceRepr for SelectParams {}
 
 /// Back-off of the look-back's polling, in nanoseconds. The defaults come from `cuda/tuning.cuh`;
 /// override them with [`Workspace::set_backoff`] (the benchmark sweeps them).
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::{Backoff, ScanOp, Workspace};
+/// let mut ws = Workspace::new(&stream);
+/// // Poll without sleeping: only the timing changes, never the result.
+/// ws.set_backoff(Some(Backoff { first_poll_ns: 0, poll_ns: 0 }));
+/// let input = stream.clone_htod(&[2u16, 4, 6])?;
+/// let mut out = stream.alloc_zeros::<u16>(3)?;
+/// ws.inclusive_scan_into(&input, &mut out, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&out)?, [2, 6, 12]);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Backoff {
     /// Sleep before the first poll of a predecessor's status.
@@ -83,6 +99,25 @@ const HEADER: usize = 2;
 /// A workspace belongs to one CUDA context. Calls through it are ordered on the stream of their input
 /// buffer; using it from two streams is safe as long as cudarc's event tracking is on (the default),
 /// which orders accesses to the workspace's buffer.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::{Pred, ScanOp, Workspace};
+/// let mut ws = Workspace::new(&stream);
+/// let input = stream.clone_htod(&[3i32, -1, 4, -1, 5])?;
+/// let mut sums = stream.alloc_zeros::<i32>(5)?;
+/// ws.inclusive_scan_into(&input, &mut sums, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&sums)?, [3, 2, 6, 5, 10]);
+/// let held = ws.device_bytes();
+/// assert!(held > 0);
+/// // The second call reuses the look-back state of the first one.
+/// assert_eq!(ws.count_if(&input, &Pred::lt(0))?, 2);
+/// assert_eq!(ws.device_bytes(), held);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
@@ -98,6 +133,20 @@ pub struct Workspace {
 
 impl Workspace {
     /// A workspace for buffers of `stream`'s context. Allocates nothing until the first call.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// assert_eq!(ws.device_bytes(), 0);
+    /// let mut buf = stream.clone_htod(&[1u64, 2, 3, 4])?;
+    /// ws.inclusive_scan_in_place(&mut buf, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&buf)?, [1, 3, 6, 10]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(stream: &Arc<CudaStream>) -> Self {
         Workspace {
             stream: stream.clone(),
@@ -111,11 +160,44 @@ impl Workspace {
     }
 
     /// Overrides the look-back back-off of every later call (`None`: the tuned defaults).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Backoff, ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[5i8, -2, 7])?;
+    /// let mut out = stream.alloc_zeros::<i8>(3)?;
+    /// ws.set_backoff(Some(Backoff { first_poll_ns: 400, poll_ns: 100 }));
+    /// ws.inclusive_scan_into(&input, &mut out, ScanOp::Max)?;
+    /// assert_eq!(stream.clone_dtoh(&out)?, [5, 5, 7]);
+    /// ws.set_backoff(None); // back to the tuned defaults
+    /// ws.inclusive_scan_into(&input, &mut out, ScanOp::Min)?;
+    /// assert_eq!(stream.clone_dtoh(&out)?, [5, -2, -2]);
+    /// # Ok(()) }
+    /// ```
     pub fn set_backoff(&mut self, backoff: Option<Backoff>) {
         self.backoff = backoff;
     }
 
     /// Device bytes held.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// assert_eq!(ws.device_bytes(), 0);
+    /// let mut buf = stream.clone_htod(&[1.5f32, 2.5])?;
+    /// ws.exclusive_scan_in_place(&mut buf, 0.0, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&buf)?, [0.0, 1.5]);
+    /// assert!(ws.device_bytes() > 0);
+    /// # Ok(()) }
+    /// ```
     pub fn device_bytes(&self) -> usize {
         self.buf.as_ref().map_or(0, |b| b.len() * 8)
     }

@@ -11,6 +11,23 @@ use crate::select::{Mode, SelectJob, Source, check_room, same_context};
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut};
 
 /// A partitioned buffer: the first [`num_selected`](Self::num_selected) items satisfied the predicate.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::Pred;
+/// let input = stream.clone_htod(&[4i16, 9, 1, 12, 7, 3])?;
+/// let parts = lookback::partition_if(&input, &Pred::ge(5))?;
+/// assert_eq!(parts.num_selected(), 3);
+/// assert_eq!(stream.clone_dtoh(&parts.selected())?, [9, 12, 7]);
+/// assert_eq!(stream.clone_dtoh(&parts.rejected())?, [4, 1, 3]);
+/// let (buffer, k) = parts.into_parts();
+/// assert_eq!(k, 3);
+/// assert_eq!(stream.clone_dtoh(&buffer)?, [9, 12, 7, 4, 1, 3]);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Partitioned<T> {
     buffer: CudaSlice<T>,
@@ -19,18 +36,66 @@ pub struct Partitioned<T> {
 
 impl<T> Partitioned<T> {
     /// Number of items for which the predicate held.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[1.0f32, f32::NAN, 2.0, -3.0])?;
+    /// assert_eq!(lookback::partition_if(&input, &Pred::is_finite())?.num_selected(), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn num_selected(&self) -> usize {
         self.num_selected
     }
     /// The selected items, in input order.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[6u32, 1, 8, 3])?;
+    /// let parts = lookback::partition_if(&input, &Pred::any_bits(0b1))?;
+    /// assert_eq!(stream.clone_dtoh(&parts.selected())?, [1, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn selected(&self) -> CudaView<'_, T> {
         self.buffer.slice(..self.num_selected)
     }
     /// The rejected items, in input order.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[6u32, 1, 8, 3])?;
+    /// let parts = lookback::partition_if(&input, &Pred::any_bits(0b1))?;
+    /// assert_eq!(stream.clone_dtoh(&parts.rejected())?, [6, 8]);
+    /// # Ok(()) }
+    /// ```
     pub fn rejected(&self) -> CudaView<'_, T> {
         self.buffer.slice(self.num_selected..)
     }
     /// The whole buffer and the number of selected items at its front.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[-2i64, 5, -7, 9])?;
+    /// let (buffer, k) = lookback::partition_if(&input, &Pred::lt(0))?.into_parts();
+    /// assert_eq!(k, 2);
+    /// assert_eq!(stream.clone_dtoh(&buffer)?, [-2, -7, 5, 9]);
+    /// # Ok(()) }
+    /// ```
     pub fn into_parts(self) -> (CudaSlice<T>, usize) {
         (self.buffer, self.num_selected)
     }
@@ -97,6 +162,23 @@ impl Workspace {
     /// [`Error::OutputTooSmall`](crate::Error::OutputTooSmall), [`Error::PredicateTooComplex`](crate::Error::PredicateTooComplex),
     /// [`Error::ContextMismatch`](crate::Error::ContextMismatch), [`Error::KernelsNotBuilt`](crate::Error::KernelsNotBuilt),
     /// [`Error::Driver`](crate::Error::Driver).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[4i16, 9, 1, 12, 7, 3])?;
+    /// let mut output = stream.alloc_zeros::<i16>(6)?;
+    /// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+    /// ws.partition_if_reversed_into(&input, &Pred::ge(5), &mut output, &mut num_selected)?;
+    /// assert_eq!(stream.clone_dtoh(&num_selected)?, [3]);
+    /// // Selected in input order, then the rejected 4, 1, 3 in reverse order.
+    /// assert_eq!(stream.clone_dtoh(&output)?, [9, 12, 7, 3, 1, 4]);
+    /// # Ok(()) }
+    /// ```
     pub fn partition_if_reversed_into<T, I, O, N>(
         &mut self,
         input: &I,
@@ -119,6 +201,22 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::partition_if_reversed_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[4i16, 9, 1, 12, 7, 3])?;
+    /// let mut output = stream.alloc_zeros::<i16>(6)?;
+    /// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+    /// ws.partition_if_stable_into(&input, &Pred::ge(5), &mut output, &mut num_selected)?;
+    /// assert_eq!(stream.clone_dtoh(&num_selected)?, [3]);
+    /// assert_eq!(stream.clone_dtoh(&output)?, [9, 12, 7, 4, 1, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn partition_if_stable_into<T, I, O, N>(
         &mut self,
         input: &I,
@@ -141,6 +239,25 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::partition_if_reversed_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[4i16, 9, 1, 12, 7, 3])?;
+    /// let mut selected = stream.alloc_zeros::<i16>(6)?;
+    /// let mut rejected = stream.alloc_zeros::<i16>(6)?;
+    /// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+    /// ws.partition_if_split_into(&input, &Pred::ge(5), &mut selected, &mut rejected, &mut num_selected)?;
+    /// let k = stream.clone_dtoh(&num_selected)?[0] as usize;
+    /// assert_eq!(k, 3);
+    /// assert_eq!(stream.clone_dtoh(&selected.slice(..k))?, [9, 12, 7]);
+    /// assert_eq!(stream.clone_dtoh(&rejected.slice(..6 - k))?, [4, 1, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn partition_if_split_into<T, I, O, R, N>(
         &mut self,
         input: &I,

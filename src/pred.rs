@@ -3,8 +3,47 @@ use crate::element::{Element, FloatElement, IntElement};
 use crate::error::{Error, Result};
 
 /// Instructions a predicate may compile to (`PRED_MAX_INSTRUCTIONS` in `cuda/predicate.cuh`).
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::{Error, Pred};
+/// let input = stream.clone_htod(&[0u32, 3, 7, 9])?;
+/// // Eight leaves and seven `|`: 15 instructions.
+/// let mut small = Pred::eq(0u32);
+/// for k in 1..8 {
+///     small = small | Pred::eq(k);
+/// }
+/// assert_eq!(lookback::count_if(&input, &small)?, 3);
+/// // A leaf and an `|` more: 17.
+/// let too_big = small | Pred::eq(8);
+/// let err = lookback::count_if(&input, &too_big);
+/// assert!(matches!(err, Err(Error::PredicateTooComplex { instructions: 17, depth: 2 })));
+/// # Ok(()) }
+/// ```
 pub const MAX_INSTRUCTIONS: usize = 16;
 /// Deepest operand stack a predicate may need (`PRED_MAX_DEPTH` in `cuda/predicate.cuh`).
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::{Error, Pred};
+/// let input = stream.clone_htod(&[0u32, 3, 8, 9])?;
+/// // Right-nested, every leaf waits on the stack for the ones after it: depth 8 (and 15 instructions).
+/// let mut deep = Pred::gt(0u32);
+/// for k in 1..8 {
+///     deep = Pred::ne(k) & deep;
+/// }
+/// assert_eq!(lookback::count_if(&input, &deep)?, 2);
+/// let deeper = Pred::ne(8) & deep;
+/// let err = lookback::count_if(&input, &deeper);
+/// assert!(matches!(err, Err(Error::PredicateTooComplex { depth: 9, .. })));
+/// # Ok(()) }
+/// ```
 pub const MAX_DEPTH: usize = 8;
 
 /// Opcodes; must match the `PRED_*` enum of `cuda/predicate.cuh`.
@@ -81,53 +120,160 @@ impl<T: Element> Pred<T> {
         Pred { node: Node::Leaf(op, a, b) }
     }
     /// Selects every item.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// assert!(Pred::<i32>::always().eval(i32::MIN));
+    /// assert!(Pred::<f32>::always().eval(f32::NAN));
+    /// ```
     pub fn always() -> Self {
         Self::leaf(Opcode::True, T::zeroed(), T::zeroed())
     }
     /// `x < c`.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::lt(2.5f32);
+    /// assert!(p.eval(1.0) && p.eval(f32::NEG_INFINITY));
+    /// assert!(!p.eval(2.5));
+    /// assert!(!p.eval(f32::NAN)); // every comparison with NaN is false, except `ne`
+    /// ```
     pub fn lt(c: T) -> Self {
         Self::leaf(Opcode::Lt, c, c)
     }
     /// `x <= c`.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::le(10u16);
+    /// assert!(p.eval(10) && p.eval(0));
+    /// assert!(!p.eval(11));
+    /// assert!(!Pred::le(0.0f64).eval(f64::NAN));
+    /// ```
     pub fn le(c: T) -> Self {
         Self::leaf(Opcode::Le, c, c)
     }
     /// `x > c`.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::gt(0i8);
+    /// assert!(p.eval(1) && p.eval(i8::MAX));
+    /// assert!(!p.eval(0) && !p.eval(-5));
+    /// assert!(!Pred::gt(0.0f32).eval(f32::NAN));
+    /// ```
     pub fn gt(c: T) -> Self {
         Self::leaf(Opcode::Gt, c, c)
     }
     /// `x >= c`.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::ge(5i64);
+    /// assert!(p.eval(5) && p.eval(12));
+    /// assert!(!p.eval(4));
+    /// assert!(!Pred::ge(f64::NEG_INFINITY).eval(f64::NAN));
+    /// ```
     pub fn ge(c: T) -> Self {
         Self::leaf(Opcode::Ge, c, c)
     }
     /// `x == c` (IEEE equality for floats).
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// assert!(Pred::eq(3u32).eval(3) && !Pred::eq(3u32).eval(4));
+    /// assert!(Pred::eq(0.0f64).eval(-0.0)); // -0.0 == 0.0
+    /// assert!(!Pred::eq(f64::NAN).eval(f64::NAN)); // NaN equals nothing
+    /// ```
     pub fn eq(c: T) -> Self {
         Self::leaf(Opcode::Eq, c, c)
     }
     /// `x != c` (true for NaN).
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::ne(-9999.0f32);
+    /// assert!(p.eval(21.5));
+    /// assert!(!p.eval(-9999.0));
+    /// assert!(p.eval(f32::NAN)); // the one comparison that is true for NaN
+    /// ```
     pub fn ne(c: T) -> Self {
         Self::leaf(Opcode::Ne, c, c)
     }
     /// `lo <= x && x <= hi` (both ends included).
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::between(1u8, 3);
+    /// assert!(p.eval(1) && p.eval(2) && p.eval(3));
+    /// assert!(!p.eval(0) && !p.eval(4));
+    /// assert!(!Pred::between(-1.0f32, 1.0).eval(f32::NAN));
+    /// ```
     pub fn between(lo: T, hi: T) -> Self {
         Self::leaf(Opcode::Between, lo, hi)
     }
     /// Both predicates hold.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let digit = Pred::ge(0i32).and(Pred::le(9));
+    /// assert!(digit.eval(0) && digit.eval(9));
+    /// assert!(!digit.eval(10) && !digit.eval(-1));
+    /// assert_eq!(digit, Pred::ge(0) & Pred::le(9)); // `&` is the same
+    /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn and(self, other: Pred<T>) -> Self {
         Pred { node: Node::And(Box::new(self.node), Box::new(other.node)) }
     }
     /// Either predicate holds.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let outside = Pred::lt(0i32).or(Pred::gt(9));
+    /// assert!(outside.eval(-1) && outside.eval(10));
+    /// assert!(!outside.eval(5));
+    /// assert_eq!(outside, Pred::lt(0) | Pred::gt(9)); // `|` is the same
+    /// ```
     pub fn or(self, other: Pred<T>) -> Self {
         Pred { node: Node::Or(Box::new(self.node), Box::new(other.node)) }
     }
     /// The predicate does not hold.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::lt(1.0f32).not();
+    /// assert!(p.eval(2.0) && !p.eval(0.5));
+    /// // Not the same as `ge` for NaN: `lt` is false there, so its negation is true.
+    /// assert!(p.eval(f32::NAN) && !Pred::ge(1.0f32).eval(f32::NAN));
+    /// assert_eq!(p, !Pred::lt(1.0)); // `!` is the same
+    /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn not(self) -> Self {
         Pred { node: Node::Not(Box::new(self.node)) }
     }
 
     /// Evaluates the predicate on the host, with the device's semantics.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::half::f16;
+    /// use lookback::Pred;
+    /// let p = Pred::gt(f16::from_f32(0.5)) & !Pred::is_nan();
+    /// assert!(p.eval(f16::ONE));
+    /// assert!(!p.eval(f16::from_f32(0.25)));
+    /// assert!(!p.eval(f16::NAN));
+    /// ```
     pub fn eval(&self, x: T) -> bool {
         eval_node(&self.node, x)
     }
@@ -149,10 +295,31 @@ impl<T: Element> Pred<T> {
 
 impl<T: FloatElement> Pred<T> {
     /// `x` is NaN.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::half::f16;
+    /// use lookback::Pred;
+    /// assert!(Pred::<f32>::is_nan().eval(f32::NAN));
+    /// assert!(!Pred::<f32>::is_nan().eval(f32::INFINITY));
+    /// assert!(Pred::<f16>::is_nan().eval(f16::NAN));
+    /// assert!(!Pred::<f16>::is_nan().eval(f16::ONE));
+    /// ```
     pub fn is_nan() -> Self {
         Self::leaf(Opcode::IsNan, T::zeroed(), T::zeroed())
     }
     /// `x` is neither infinite nor NaN.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::half::f16;
+    /// use lookback::Pred;
+    /// let finite = Pred::<f64>::is_finite();
+    /// assert!(finite.eval(1.0) && finite.eval(f64::MAX));
+    /// assert!(!finite.eval(f64::INFINITY) && !finite.eval(f64::NEG_INFINITY) && !finite.eval(f64::NAN));
+    /// assert!(Pred::<f16>::is_finite().eval(f16::MAX));
+    /// assert!(!Pred::<f16>::is_finite().eval(f16::INFINITY) && !Pred::<f16>::is_finite().eval(f16::NAN));
+    /// ```
     pub fn is_finite() -> Self {
         Self::leaf(Opcode::IsFinite, T::zeroed(), T::zeroed())
     }
@@ -160,10 +327,26 @@ impl<T: FloatElement> Pred<T> {
 
 impl<T: IntElement> Pred<T> {
     /// `x & mask != 0`.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::any_bits(0b1010u8);
+    /// assert!(p.eval(0b0010) && p.eval(0b1111));
+    /// assert!(!p.eval(0b0101) && !p.eval(0));
+    /// ```
     pub fn any_bits(mask: T) -> Self {
         Self::leaf(Opcode::AnyBits, mask, mask)
     }
     /// `x & mask == mask`.
+    ///
+    /// # Example
+    /// ```
+    /// use lookback::Pred;
+    /// let p = Pred::all_bits(0b1010u8);
+    /// assert!(p.eval(0b1010) && p.eval(0b1110));
+    /// assert!(!p.eval(0b0010) && !p.eval(0b0101));
+    /// ```
     pub fn all_bits(mask: T) -> Self {
         Self::leaf(Opcode::AllBits, mask, mask)
     }

@@ -15,6 +15,23 @@ impl Workspace {
     /// [`Error::OutputTooSmall`] if `output` is shorter than `input`; [`Error::Unsupported`] for a
     /// bitwise operator on floats; [`Error::ContextMismatch`], [`Error::KernelsNotBuilt`],
     /// [`Error::Driver`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[3i32, 1, 4, 1, 5])?;
+    /// // Longer than the input: the items past it are left alone.
+    /// let mut output = stream.clone_htod(&[-1i32; 7])?;
+    /// ws.inclusive_scan_into(&input, &mut output, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&output)?, [3, 4, 8, 9, 14, -1, -1]);
+    /// ws.inclusive_scan_into(&input, &mut output, ScanOp::Max)?;
+    /// assert_eq!(stream.clone_dtoh(&output)?, [3, 3, 4, 4, 5, -1, -1]);
+    /// # Ok(()) }
+    /// ```
     pub fn inclusive_scan_into<T, I, O>(&mut self, input: &I, output: &mut O, op: ScanOp) -> Result<()>
     where
         T: Element,
@@ -29,6 +46,20 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::inclusive_scan_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let sizes = stream.clone_htod(&[2u64, 0, 3, 5])?;
+    /// let mut offsets = stream.alloc_zeros::<u64>(4)?;
+    /// ws.exclusive_scan_into(&sizes, &mut offsets, 100, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&offsets)?, [100, 102, 102, 105]);
+    /// # Ok(()) }
+    /// ```
     pub fn exclusive_scan_into<T, I, O>(&mut self, input: &I, output: &mut O, init: T, op: ScanOp) -> Result<()>
     where
         T: Element,
@@ -42,6 +73,19 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::inclusive_scan_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let mut bits = stream.clone_htod(&[0b0001u8, 0b0010, 0b0000, 0b1000])?;
+    /// ws.inclusive_scan_in_place(&mut bits, ScanOp::BitOr)?;
+    /// assert_eq!(stream.clone_dtoh(&bits)?, [0b0001, 0b0011, 0b0011, 0b1011]);
+    /// # Ok(()) }
+    /// ```
     pub fn inclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, op: ScanOp) -> Result<()> {
         self.scan_in_place(buf, None, op)
     }
@@ -50,6 +94,21 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::inclusive_scan_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::half::f16;
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// // f16 is accumulated in f32 and rounded once per output item.
+    /// let mut buf = stream.clone_htod(&[1.0f32, 2.0, 0.5, 4.0].map(f16::from_f32))?;
+    /// ws.exclusive_scan_in_place(&mut buf, f16::from_f32(10.0), ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&buf)?, [10.0f32, 11.0, 13.0, 13.5].map(f16::from_f32));
+    /// # Ok(()) }
+    /// ```
     pub fn exclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(
         &mut self,
         buf: &mut B,
@@ -190,6 +249,20 @@ pub fn exclusive_scan<T: Element, I: DevicePtr<T>>(input: &I, init: T, op: ScanO
 ///
 /// # Errors
 /// As [`Workspace::inclusive_scan_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// // Integer sums wrap around: 200 + 100 = 44 in u8.
+/// let input = stream.clone_htod(&[200u8, 100, 1])?;
+/// let mut output = stream.alloc_zeros::<u8>(3)?;
+/// lookback::inclusive_scan_into(&input, &mut output, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&output)?, [200, 44, 45]);
+/// # Ok(()) }
+/// ```
 pub fn inclusive_scan_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
     input: &I,
     output: &mut O,
@@ -202,6 +275,19 @@ pub fn inclusive_scan_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
 ///
 /// # Errors
 /// As [`Workspace::inclusive_scan_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let input = stream.clone_htod(&[0.5f64, 1.5, 2.0])?;
+/// let mut output = stream.alloc_zeros::<f64>(3)?;
+/// lookback::exclusive_scan_into(&input, &mut output, 1.0, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&output)?, [1.0, 1.5, 3.0]);
+/// # Ok(()) }
+/// ```
 pub fn exclusive_scan_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
     input: &I,
     output: &mut O,
@@ -236,6 +322,18 @@ pub fn inclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B, op: 
 ///
 /// # Errors
 /// As [`Workspace::inclusive_scan_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let mut buf = stream.clone_htod(&[3i64, 9, 2, 5])?;
+/// lookback::exclusive_scan_in_place(&mut buf, 0, ScanOp::Max)?;
+/// assert_eq!(stream.clone_dtoh(&buf)?, [0, 3, 9, 9]);
+/// # Ok(()) }
+/// ```
 pub fn exclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B, init: T, op: ScanOp) -> Result<()> {
     let stream = buf.stream().clone();
     Workspace::new(&stream).exclusive_scan_in_place(buf, init, op)

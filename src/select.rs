@@ -45,6 +45,22 @@ pub(crate) struct SelectJob {
 
 /// The result of a one-shot selection: a buffer of the input's length whose first [`len`](Self::len)
 /// items are the selected ones, in input order. (Sizing the buffer exactly would cost a second copy.)
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::Pred;
+/// let input = stream.clone_htod(&[4u32, 15, 8, 23, 42])?;
+/// let big = lookback::select_if(&input, &Pred::ge(10))?;
+/// assert_eq!((big.len(), big.is_empty()), (3, false));
+/// assert_eq!(stream.clone_dtoh(&big.view())?, [15, 23, 42]);
+/// assert_eq!(big.to_vec()?, [15, 23, 42]);
+/// let (buffer, len) = big.into_parts();
+/// assert_eq!((buffer.len(), len), (5, 3)); // the buffer keeps the input's length
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Selected<T> {
     buffer: CudaSlice<T>,
@@ -56,18 +72,68 @@ impl<T> Selected<T> {
         Selected { buffer, len }
     }
     /// Number of selected items.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[1i16, -2, 3, -4])?;
+    /// assert_eq!(lookback::select_if(&input, &Pred::lt(0))?.len(), 2);
+    /// # Ok(()) }
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
     /// Whether nothing was selected.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[1i16, 2, 3])?;
+    /// let none = lookback::select_if(&input, &Pred::gt(100))?;
+    /// assert!(none.is_empty());
+    /// assert_eq!(none.len(), 0);
+    /// # Ok(()) }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
     /// The selected items.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let input = stream.clone_htod(&[7u8, 7, 8, 8, 7])?;
+    /// let runs = lookback::unique(&input)?;
+    /// let view = runs.view();
+    /// assert_eq!(view.len(), 3);
+    /// assert_eq!(stream.clone_dtoh(&view)?, [7, 8, 7]);
+    /// # Ok(()) }
+    /// ```
     pub fn view(&self) -> CudaView<'_, T> {
         self.buffer.slice(..self.len)
     }
     /// The whole buffer and the number of selected items at its front.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[0.5f32, 2.0, 0.25, 3.0])?;
+    /// let (buffer, len) = lookback::select_if(&input, &Pred::lt(1.0))?.into_parts();
+    /// assert_eq!((buffer.len(), len), (4, 2));
+    /// assert_eq!(stream.clone_dtoh(&buffer.slice(..len))?, [0.5, 0.25]);
+    /// # Ok(()) }
+    /// ```
     pub fn into_parts(self) -> (CudaSlice<T>, usize) {
         (self.buffer, self.len)
     }
@@ -78,6 +144,17 @@ impl<T: Element> Selected<T> {
     ///
     /// # Errors
     /// [`Error::Driver`] if the copy fails.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let input = stream.clone_htod(&[10i64, 20, 30])?;
+    /// let flags = stream.clone_htod(&[0u8, 1, 1])?;
+    /// assert_eq!(lookback::select_flagged(&input, &flags)?.to_vec()?, [20, 30]);
+    /// # Ok(()) }
+    /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         Ok(self.buffer.stream().clone_dtoh(&self.view())?)
     }
@@ -212,6 +289,24 @@ impl Workspace {
     /// [`Error::OutputTooSmall`] (for `output` or an empty `num_selected`), [`Error::PredicateTooComplex`],
     /// [`Error::ContextMismatch`], [`Error::KernelsNotBuilt`], [`Error::Driver`]. On error nothing is
     /// written.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[5i32, -1, 8, 0, 3, -7])?;
+    /// let mut output = stream.alloc_zeros::<i32>(input.len())?;
+    /// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+    /// ws.select_if_into(&input, &Pred::gt(0), &mut output, &mut num_selected)?;
+    /// // The count stays on the device until it is read back.
+    /// let n = stream.clone_dtoh(&num_selected)?[0] as usize;
+    /// assert_eq!(n, 3);
+    /// assert_eq!(stream.clone_dtoh(&output.slice(..n))?, [5, 8, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn select_if_into<T, I, O, N>(
         &mut self,
         input: &I,
@@ -238,6 +333,21 @@ impl Workspace {
     ///
     /// # Errors
     /// [`Error::PredicateTooComplex`], [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let mut buf = stream.clone_htod(&[0.5f64, 1.5, 1.0, -2.0, f64::NAN, 0.0])?;
+    /// // `between` includes both ends and is false for NaN.
+    /// let kept = ws.select_if_in_place(&mut buf, &Pred::between(0.0, 1.0))?;
+    /// assert_eq!(kept, 3);
+    /// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [0.5, 1.0, 0.0]);
+    /// # Ok(()) }
+    /// ```
     pub fn select_if_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, pred: &Pred<T>) -> Result<usize> {
         let program = pred.program()?;
         self.compact_in_place(buf, Source::Pred(program))
@@ -249,6 +359,24 @@ impl Workspace {
     /// # Errors
     /// [`Error::LengthMismatch`] if `flags` and `input` differ in length; otherwise as
     /// [`Workspace::select_if_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[10i64, 20, 30, 40])?;
+    /// let flags = stream.clone_htod(&[1u8, 0, 2, 0])?; // any nonzero byte selects
+    /// let mut output = stream.alloc_zeros::<i64>(4)?;
+    /// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+    /// ws.select_flagged_into(&input, &flags, &mut output, &mut num_selected)?;
+    /// let n = stream.clone_dtoh(&num_selected)?[0] as usize;
+    /// assert_eq!(n, 2);
+    /// assert_eq!(stream.clone_dtoh(&output.slice(..n))?, [10, 30]);
+    /// # Ok(()) }
+    /// ```
     pub fn select_flagged_into<T, F, I, M, O, N>(
         &mut self,
         input: &I,
@@ -275,6 +403,21 @@ impl Workspace {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// let mut buf = stream.clone_htod(&[1.5f32, 2.5, 3.5])?;
+    /// let flags = stream.clone_htod(&[false, true, true])?;
+    /// let kept = ws.select_flagged_in_place(&mut buf, &flags)?;
+    /// assert_eq!(kept, 2);
+    /// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [2.5, 3.5]);
+    /// # Ok(()) }
+    /// ```
     pub fn select_flagged_in_place<T, F, B, M>(&mut self, buf: &mut B, flags: &M) -> Result<usize>
     where
         T: Element,
@@ -295,6 +438,28 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::select_if_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[0.0f32, -0.0, 1.0, 1.0, f32::NAN, f32::NAN, 2.0])?;
+    /// let mut output = stream.alloc_zeros::<f32>(input.len())?;
+    /// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+    /// ws.unique_into(&input, &mut output, &mut num_selected)?;
+    /// let n = stream.clone_dtoh(&num_selected)?[0] as usize;
+    /// let got = stream.clone_dtoh(&output.slice(..n))?;
+    /// // -0.0 == 0.0 is a duplicate (the first of the run is kept); NaN equals nothing, so both stay.
+    /// assert_eq!(n, 5);
+    /// assert!(got[0] == 0.0 && got[0].is_sign_positive());
+    /// assert_eq!(got[1], 1.0);
+    /// assert!(got[2].is_nan() && got[3].is_nan());
+    /// assert_eq!(got[4], 2.0);
+    /// # Ok(()) }
+    /// ```
     pub fn unique_into<T, I, O, N>(&mut self, input: &I, output: &mut O, num_selected: &mut N) -> Result<()>
     where
         T: Element,
@@ -309,6 +474,20 @@ impl Workspace {
     ///
     /// # Errors
     /// [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// let mut buf = stream.clone_htod(&[7u16, 7, 7, 3, 3, 7])?;
+    /// let kept = ws.unique_in_place(&mut buf)?;
+    /// assert_eq!(kept, 3);
+    /// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [7, 3, 7]);
+    /// # Ok(()) }
+    /// ```
     pub fn unique_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B) -> Result<usize> {
         self.compact_in_place(buf, Source::Unique)
     }
@@ -317,6 +496,21 @@ impl Workspace {
     ///
     /// # Errors
     /// [`Error::PredicateTooComplex`], [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[3i32, -1, 0, -8, 5])?;
+    /// let negative: usize = ws.count_if(&input, &Pred::lt(0))?;
+    /// assert_eq!(negative, 2);
+    /// assert_eq!(ws.count_if(&input, &Pred::eq(0))?, 1);
+    /// assert_eq!(ws.count_if(&input, &Pred::gt(100))?, 0);
+    /// # Ok(()) }
+    /// ```
     pub fn count_if<T: Element, I: DevicePtr<T>>(&mut self, input: &I, pred: &Pred<T>) -> Result<usize> {
         let program = pred.program()?;
         let stream = input.stream().clone();
@@ -345,6 +539,25 @@ impl Workspace {
     /// # Errors
     /// [`Error::OutputTooSmall`] if `mask` is shorter than `input`; [`Error::PredicateTooComplex`],
     /// [`Error::KernelsNotBuilt`], [`Error::Driver`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let temps = stream.clone_htod(&[21.0f32, -9999.0, 19.5, f32::NAN])?;
+    /// let mut mask = stream.alloc_zeros::<u8>(4)?;
+    /// // `ne` is true for NaN.
+    /// ws.mask_if_into(&temps, &Pred::ne(-9999.0), &mut mask)?;
+    /// assert_eq!(stream.clone_dtoh(&mask)?, [1, 0, 1, 1]);
+    /// // Select the same rows of another column.
+    /// let mut ids = stream.clone_htod(&[7u32, 8, 9, 10])?;
+    /// let kept = ws.select_flagged_in_place(&mut ids, &mask)?;
+    /// assert_eq!(stream.clone_dtoh(&ids.slice(..kept))?, [7, 9, 10]);
+    /// # Ok(()) }
+    /// ```
     pub fn mask_if_into<T, I, M>(&mut self, input: &I, pred: &Pred<T>, mask: &mut M) -> Result<()>
     where
         T: Element,
@@ -415,6 +628,21 @@ pub fn select_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Resu
 ///
 /// # Errors
 /// As [`Workspace::select_if_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::Pred;
+/// let input = stream.clone_htod(&[12u32, 3, 40, 9, 10])?;
+/// let mut output = stream.alloc_zeros::<u32>(5)?;
+/// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+/// lookback::select_if_into(&input, &Pred::ge(10), &mut output, &mut num_selected)?;
+/// assert_eq!(stream.clone_dtoh(&num_selected)?, [3]);
+/// assert_eq!(stream.clone_dtoh(&output.slice(..3))?, [12, 40, 10]);
+/// # Ok(()) }
+/// ```
 pub fn select_if_into<T, I, O, N>(input: &I, pred: &Pred<T>, output: &mut O, num_selected: &mut N) -> Result<()>
 where
     T: Element,
@@ -477,6 +705,21 @@ where
 ///
 /// # Errors
 /// As [`Workspace::select_flagged_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// let input = stream.clone_htod(&[1i8, 2, 3, 4])?;
+/// let flags = stream.clone_htod(&[true, true, false, true])?;
+/// let mut output = stream.alloc_zeros::<i8>(4)?;
+/// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+/// lookback::select_flagged_into(&input, &flags, &mut output, &mut num_selected)?;
+/// assert_eq!(stream.clone_dtoh(&num_selected)?, [3]);
+/// assert_eq!(stream.clone_dtoh(&output.slice(..3))?, [1, 2, 4]);
+/// # Ok(()) }
+/// ```
 pub fn select_flagged_into<T, F, I, M, O, N>(input: &I, flags: &M, output: &mut O, num_selected: &mut N) -> Result<()>
 where
     T: Element,
@@ -493,6 +736,19 @@ where
 ///
 /// # Errors
 /// As [`Workspace::select_flagged_in_place`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// let mut buf = stream.clone_htod(&[5u64, 6, 7, 8])?;
+/// let flags = stream.clone_htod(&[0u8, 1, 0, 255])?;
+/// let kept = lookback::select_flagged_in_place(&mut buf, &flags)?;
+/// assert_eq!(kept, 2);
+/// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [6, 8]);
+/// # Ok(()) }
+/// ```
 pub fn select_flagged_in_place<T, F, B, M>(buf: &mut B, flags: &M) -> Result<usize>
 where
     T: Element,
@@ -526,6 +782,20 @@ pub fn unique<T: Element, I: DevicePtr<T>>(input: &I) -> Result<Selected<T>> {
 ///
 /// # Errors
 /// As [`Workspace::unique_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// let input = stream.clone_htod(&[-1i8, -1, 4, 4, 4, -1])?;
+/// let mut output = stream.alloc_zeros::<i8>(6)?;
+/// let mut num_selected = stream.alloc_zeros::<u64>(1)?;
+/// lookback::unique_into(&input, &mut output, &mut num_selected)?;
+/// assert_eq!(stream.clone_dtoh(&num_selected)?, [3]);
+/// assert_eq!(stream.clone_dtoh(&output.slice(..3))?, [-1, 4, -1]);
+/// # Ok(()) }
+/// ```
 pub fn unique_into<T, I, O, N>(input: &I, output: &mut O, num_selected: &mut N) -> Result<()>
 where
     T: Element,
@@ -540,6 +810,19 @@ where
 ///
 /// # Errors
 /// As [`Workspace::unique_in_place`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// // IEEE ==: -0.0 repeats 0.0.
+/// let mut buf = stream.clone_htod(&[0.0f64, -0.0, 0.0, 1.0, 1.0])?;
+/// let kept = lookback::unique_in_place(&mut buf)?;
+/// assert_eq!(kept, 2);
+/// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [0.0, 1.0]);
+/// # Ok(()) }
+/// ```
 pub fn unique_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B) -> Result<usize> {
     let stream = buf.stream().clone();
     Workspace::new(&stream).unique_in_place(buf)
