@@ -6,14 +6,6 @@ use crate::error::{Error, Result};
 use crate::op::ScanOp;
 use crate::pred::Pred;
 
-fn check_op<T: Element>(op: ScanOp) -> Result<()> {
-    if op.supports(T::DTYPE) {
-        Ok(())
-    } else {
-        Err(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })
-    }
-}
-
 fn apply<T: Element>(op: ScanOp, a: T::Acc, b: T::Acc) -> Result<T::Acc> {
     T::apply(op, a, b).ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })
 }
@@ -35,7 +27,7 @@ fn apply<T: Element>(op: ScanOp, a: T::Acc, b: T::Acc) -> Result<T::Acc> {
 /// # Ok::<(), lookback::Error>(())
 /// ```
 pub fn inclusive_scan<T: Element>(input: &[T], op: ScanOp) -> Result<Vec<T>> {
-    check_op::<T>(op)?;
+    op.check(T::DTYPE)?;
     let mut out = Vec::with_capacity(input.len());
     let mut iter = input.iter();
     if let Some(&first) = iter.next() {
@@ -62,7 +54,7 @@ pub fn inclusive_scan<T: Element>(input: &[T], op: ScanOp) -> Result<Vec<T>> {
 /// ```
 pub fn exclusive_scan<T: Element>(input: &[T], init: T, op: ScanOp) -> Result<Vec<T>> {
     let mut out = Vec::with_capacity(input.len());
-    check_op::<T>(op)?;
+    op.check(T::DTYPE)?;
     let mut run = init.to_acc();
     for &x in input {
         out.push(T::from_acc(run));

@@ -203,7 +203,7 @@ impl Workspace {
     }
 
     pub(crate) fn check_context(&self, stream: &CudaStream) -> Result<()> {
-        if stream.context().cu_ctx() == self.stream.context().cu_ctx() { Ok(()) } else { Err(Error::ContextMismatch) }
+        same_context(stream, &self.stream)
     }
 
     /// Launches `kernel` over `tiles` tiles (one block each) with the parameters `make(lookback,
@@ -262,4 +262,14 @@ impl Workspace {
         self.tiles_taken += tiles as u64;
         Ok(())
     }
+}
+
+/// `Ok` if both streams belong to the same CUDA context, else [`Error::ContextMismatch`].
+pub(crate) fn same_context(a: &CudaStream, b: &CudaStream) -> Result<()> {
+    if a.context().cu_ctx() == b.context().cu_ctx() { Ok(()) } else { Err(Error::ContextMismatch) }
+}
+
+/// `Ok` if an output of `actual` items can hold `needed`, else [`Error::OutputTooSmall`].
+pub(crate) fn check_room(what: &'static str, needed: usize, actual: usize) -> Result<()> {
+    if actual < needed { Err(Error::OutputTooSmall { what, needed, actual }) } else { Ok(()) }
 }

@@ -1,4 +1,5 @@
 //! Scan and reduction operators.
+use crate::error::{Error, Result};
 use crate::kernels::{DType, OpKind};
 
 /// The associative operator of a scan.
@@ -76,6 +77,16 @@ impl ScanOp {
     /// ```
     pub const fn is_bitwise(self) -> bool {
         matches!(self, ScanOp::BitAnd | ScanOp::BitOr | ScanOp::BitXor)
+    }
+
+    /// `Ok` if the operator is defined for `dtype`, else [`Error::Unsupported`] (shared by the GPU and
+    /// host paths, so both reject the same calls).
+    pub(crate) fn check(self, dtype: DType) -> Result<()> {
+        if self.supports(dtype) {
+            Ok(())
+        } else {
+            Err(Error::Unsupported { operation: self.name(), dtype: dtype.name() })
+        }
     }
 
     pub(crate) const fn kind(self) -> OpKind {

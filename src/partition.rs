@@ -5,9 +5,9 @@
 //! tiles have not read yet. The API cannot alias input and output (`&` and `&mut` borrows).
 use crate::element::Element;
 use crate::error::Result;
-use crate::launch::Workspace;
+use crate::launch::{Workspace, check_room, same_context};
 use crate::pred::Pred;
-use crate::select::{Mode, SelectJob, Source, check_room, same_context};
+use crate::select::{Mode, SelectJob, Source};
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut};
 
 /// A partitioned buffer: the first [`num_selected`](Self::num_selected) items satisfied the predicate.

@@ -2,7 +2,7 @@
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo};
-use crate::launch::{ScanParams, Workspace};
+use crate::launch::{ScanParams, Workspace, check_room, same_context};
 use crate::op::ScanOp;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
@@ -126,14 +126,10 @@ impl Workspace {
         op: ScanOp,
     ) -> Result<()> {
         let n = input.len();
-        if output.len() < n {
-            return Err(Error::OutputTooSmall { what: "output", needed: n, actual: output.len() });
-        }
+        check_room("output", n, output.len())?;
         let stream = input.stream().clone();
-        if output.stream().context().cu_ctx() != stream.context().cu_ctx() {
-            return Err(Error::ContextMismatch);
-        }
-        check_op::<T>(op)?;
+        same_context(&stream, output.stream())?;
+        op.check(T::DTYPE)?;
         if n == 0 {
             return Ok(());
         }
@@ -149,7 +145,7 @@ impl Workspace {
         op: ScanOp,
     ) -> Result<()> {
         let n = buf.len();
-        check_op::<T>(op)?;
+        op.check(T::DTYPE)?;
         if n == 0 {
             return Ok(());
         }
@@ -185,14 +181,6 @@ impl Workspace {
     }
 }
 
-fn check_op<T: Element>(op: ScanOp) -> Result<()> {
-    if op.supports(T::DTYPE) {
-        Ok(())
-    } else {
-        Err(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })
-    }
-}
-
 /// Inclusive scan into a new buffer on `input`'s stream: `out[i] = input[0] op … op input[i]`.
 ///
 /// Allocates the output and a look-back workspace; use a [`Workspace`] for repeated calls.
@@ -213,7 +201,7 @@ fn check_op<T: Element>(op: ScanOp) -> Result<()> {
 /// ```
 pub fn inclusive_scan<T: Element, I: DevicePtr<T>>(input: &I, op: ScanOp) -> Result<CudaSlice<T>> {
     let stream = input.stream().clone();
-    check_op::<T>(op)?;
+    op.check(T::DTYPE)?;
     // SAFETY: the scan writes every one of the `len` items before anything reads them.
     let mut out = unsafe { stream.alloc::<T>(input.len()) }?;
     Workspace::new(&stream).inclusive_scan_into(input, &mut out, op)?;
@@ -238,7 +226,7 @@ pub fn inclusive_scan<T: Element, I: DevicePtr<T>>(input: &I, op: ScanOp) -> Res
 /// ```
 pub fn exclusive_scan<T: Element, I: DevicePtr<T>>(input: &I, init: T, op: ScanOp) -> Result<CudaSlice<T>> {
     let stream = input.stream().clone();
-    check_op::<T>(op)?;
+    op.check(T::DTYPE)?;
     // SAFETY: the scan writes every one of the `len` items before anything reads them.
     let mut out = unsafe { stream.alloc::<T>(input.len()) }?;
     Workspace::new(&stream).exclusive_scan_into(input, &mut out, init, op)?;

@@ -3,7 +3,7 @@
 use crate::element::{Element, Flag};
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo};
-use crate::launch::{SelectParams, Workspace};
+use crate::launch::{SelectParams, Workspace, check_room, same_context};
 use crate::pred::{Pred, PredProgram};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
@@ -158,14 +158,6 @@ impl<T: Element> Selected<T> {
     pub fn to_vec(&self) -> Result<Vec<T>> {
         Ok(self.buffer.stream().clone_dtoh(&self.view())?)
     }
-}
-
-pub(crate) fn same_context(a: &CudaStream, b: &CudaStream) -> Result<()> {
-    if a.context().cu_ctx() == b.context().cu_ctx() { Ok(()) } else { Err(Error::ContextMismatch) }
-}
-
-pub(crate) fn check_room(what: &'static str, needed: usize, actual: usize) -> Result<()> {
-    if actual < needed { Err(Error::OutputTooSmall { what, needed, actual }) } else { Ok(()) }
 }
 
 impl Workspace {
