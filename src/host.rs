@@ -169,3 +169,10 @@ pub fn partition_if_reversed<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>
     sel.extend(rej);
     (sel, k)
 }
+
+mod runs;
+pub(crate) use runs::check_reduce_op;
+pub use runs::{
+    exclusive_scan_by_key, inclusive_scan_by_key, non_trivial_runs, reduce_by_key, run_end_encode, run_length_encode,
+    unique_by_key,
+};
