@@ -33,6 +33,8 @@ fn main() {
     let types = parse_xmacro(&read(&cuda.join("types.cuh")), "LOOKBACK_TYPES");
     let ops = parse_xmacro(&read(&cuda.join("ops.cuh")), "LOOKBACK_OPS");
     let tuning = parse_xmacro(&read(&cuda.join("tuning.cuh")), "LOOKBACK_TUNING");
+    let key_bytes: Vec<String> =
+        parse_xmacro(&read(&cuda.join("types.cuh")), "LOOKBACK_KEY_BYTES").into_iter().map(|r| r[0].clone()).collect();
 
     let mut sources: Vec<PathBuf> = fs::read_dir(cuda.join("kernels"))
         .expect("cuda/kernels exists")
@@ -51,7 +53,7 @@ fn main() {
             None
         }
     };
-    let generated = generate(&types, &ops, &tuning, &sources, images.as_deref());
+    let generated = generate(&types, &ops, &tuning, &key_bytes, &sources, images.as_deref());
     fs::write(out_dir.join("kernels.rs"), generated).expect("write kernels.rs");
 }
 
@@ -217,6 +219,7 @@ fn generate(
     types: &[Vec<String>],
     ops: &[Vec<String>],
     tuning: &[Vec<String>],
+    key_bytes: &[String],
     sources: &[PathBuf],
     images: Option<&[PathBuf]>,
 ) -> String {
@@ -287,6 +290,38 @@ fn generate(
         names.push(name);
     }
     g += "    }\n}\n\n";
+    // Run-based kernels: keyed reductions and scans per (operator, key bytes, value type), in one file
+    // per operator; encodings and unique_by_key per (key bytes, value bytes or 0).
+    g += "/// The keyed reduction/scan kernel of (operator, key bytes, value type), if one is compiled.\n";
+    g += "pub(crate) const fn by_key_kernel(op: OpKind, key_bytes: usize, ty: DType) -> Option<Kernel> {\n    match (op, key_bytes, ty) {\n";
+    for op in ["sum", "min", "max"] {
+        let image = image_of(&format!("by_key_{op}"));
+        for kb in key_bytes {
+            for t in types {
+                let name = format!("lookback_by_key_{op}_k{kb}_{}", t[0]);
+                writeln!(
+                    g,
+                    "        (OpKind::{}, {kb}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),",
+                    camel(op),
+                    camel(&t[0])
+                )
+                .unwrap();
+                names.push(name);
+            }
+        }
+    }
+    g += "        _ => None,\n    }\n}\n\n";
+    let runs_image = image_of("runs");
+    g += "/// The encoding / unique_by_key kernel of (key bytes, value bytes or 0), if one is compiled.\n";
+    g += "pub(crate) const fn runs_kernel(key_bytes: usize, value_bytes: usize) -> Option<Kernel> {\n    match (key_bytes, value_bytes) {\n";
+    for kb in key_bytes {
+        for vb in std::iter::once("0").chain(key_bytes.iter().map(String::as_str)) {
+            let name = format!("lookback_runs_k{kb}_v{vb}");
+            writeln!(g, "        ({kb}, {vb}) => Some(Kernel {{ name: \"{name}\", image: {runs_image} }}),").unwrap();
+            names.push(name);
+        }
+    }
+    g += "        _ => None,\n    }\n}\n\n";
     g += "/// Every kernel name in the table (for the test that loads them all).\n#[allow(unreachable_pub)]\n";
     writeln!(g, "pub const ALL_KERNELS: [&str; {}] = [", names.len()).unwrap();
     for n in &names {

@@ -25,7 +25,7 @@ __device__ __forceinline__ A block_exclusive_scan(A x, A& total, BlockScanStorag
         all = Op::apply(all, storage.warp_totals[w]);
     }
     total = all;
-    A excl_in_warp = __shfl_up_sync(0xffffffffu, incl, 1);
+    A excl_in_warp = shfl_up(incl, 1);
     if (lane_id() == 0) return before;
     return Op::apply(before, excl_in_warp);
 }

@@ -54,9 +54,37 @@ struct SelectParams {
     LookbackParams lb;
 };
 
+// What a run-based launch computes (agent_runs.cuh). The first three carry values through the operator
+// (template parameter); the others only count runs and track positions.
+enum : uint32_t {
+    RUNS_REDUCE = 0,          // out_keys[r] = first key of run r, out_values[r] = its reduced values
+    RUNS_SCAN_INCLUSIVE = 1,  // out_values[i] = values of i's run up to i, reduced
+    RUNS_SCAN_EXCLUSIVE = 2,  // out_values[i] = seed ⊕ values of i's run before i
+    RUNS_ENCODE = 3,          // out_keys[r] = key of run r, out_values[r] = its length
+    RUNS_ENDS = 4,            // out_keys[r] = key of run r, out_values[r] = one past its last index
+    RUNS_NON_TRIVIAL = 5,     // for runs longer than 1: out_keys[r] = offset, out_values[r] = length
+    RUNS_UNIQUE = 6,          // out_keys[r], out_values[r] = key and value at the first item of run r
+};
+
+struct RunsParams {
+    const void* keys;
+    const void* values;      // RUNS_REDUCE, RUNS_SCAN_*, RUNS_UNIQUE
+    void* out_keys;
+    void* out_values;
+    uint64_t* num_runs;      // written by the item n-1 (not by the scans)
+    uint64_t n;
+    uint64_t seed;           // RUNS_SCAN_EXCLUSIVE: bits of the initial value (an element of the value type)
+    uint64_t key_abs_mask;   // float keys: the bits below the sign (IEEE ==); 0 for integer keys
+    uint64_t key_inf_bits;   // float keys: +inf; a key whose magnitude bits exceed it is a NaN
+    uint32_t mode;
+    uint32_t length_bytes;   // 4 or 8: the width of lengths, ends and offsets
+    LookbackParams lb;
+};
+
 }  // namespace lookback
 
 // The Rust mirrors assert the same sizes (src/launch.rs).
 static_assert(sizeof(lookback::LookbackParams) == 48, "LookbackParams layout changed: update src/launch.rs");
 static_assert(sizeof(lookback::ScanParams) == 88, "ScanParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::RunsParams) == 128, "RunsParams layout changed: update src/launch.rs");
 static_assert(sizeof(lookback::SelectParams) == 392, "SelectParams layout changed: update src/launch.rs");

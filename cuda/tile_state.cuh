@@ -88,6 +88,34 @@ struct CountState {
     }
 };
 
+// (count, value) pairs of the run-based primitives (agent_runs.cuh): flag word + four value words per
+// tile (values[4t..4t+2) = aggregate, values[4t+2..4t+4) = inclusive prefix), published like
+// TwoWordState: both words stored first, then the flag with release; a reader that sees the flag with
+// acquire reads both words, which the release/acquire pair guarantees are the published ones.
+template <class P> struct PairState {
+    static_assert(sizeof(P::value) <= 8, "pair payloads are at most 8 bytes");
+    uint64_t* words;
+    uint64_t* values;
+    unsigned epoch;
+
+    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
+        uint64_t* slot = values + 4 * tile + 2 * (state == STATUS_P);
+        st_relaxed(slot, pair.count);
+        st_relaxed(slot + 1, (uint64_t)to_bits(pair.value));
+        st_release(words + tile, (uint64_t)make_tag(epoch, state));
+    }
+    __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
+        const unsigned state = tag_state((unsigned)ld_acquire(words + tile), epoch);
+        if (state != STATUS_X) {
+            const uint64_t* slot = values + 4 * tile + 2 * (state == STATUS_P);
+            pair.count = ld_relaxed(slot);
+            using B = typename Bits<sizeof(P::value)>::type;
+            pair.value = from_bits<decltype(P::value)>((B)ld_relaxed(slot + 1));
+        }
+        return state;
+    }
+};
+
 // The status representation for an accumulator type, with or without release/acquire ordering.
 template <class A, bool ORDERED, bool PACKED = (sizeof(A) <= 4)> struct StateFor {
     using type = PackedState<A, ORDERED>;

@@ -8,6 +8,10 @@
 // predicates on masks of at most 32 items, so its shapes hold ≤ 32 items per thread. The delays are only defaults: the launcher passes them in the
 // kernel parameters, so a caller (or the benchmark's sweep) can change them without recompiling.
 //
+// The run-based primitives (agent_runs.cuh) key their row by the larger of the key and value sizes and
+// always give a thread 16 items: the key and value tiles then both move in whole 16-byte chunks (1, 2, 4
+// or 8 per thread), and a tile of two 8-byte columns (128 threads) still fits 32 KB of shared memory.
+//
 // Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
 // between polls measured best for the i32 scan at 2^24-2^28 (0.68 → 0.81 of memcpy at 2^28 against
@@ -24,11 +28,15 @@
     X(select, 1, 256, 2, 1000, 500)   \
     X(select, 2, 256, 4, 1000, 500)   \
     X(select, 4, 256, 4, 1000, 500)   \
-    X(select, 8, 256, 4, 1000, 500)
+    X(select, 8, 256, 4, 1000, 500)   \
+    X(runs, 1, 256, 1, 1000, 500)     \
+    X(runs, 2, 256, 2, 1000, 500)     \
+    X(runs, 4, 256, 4, 1000, 500)     \
+    X(runs, 8, 128, 8, 1000, 500)
 
 namespace lookback {
 
-enum class Algo { scan, select };
+enum class Algo { scan, select, runs };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

@@ -1,14 +1,44 @@
 // Warp-wide scans and reductions from shuffles. Never touch global memory.
 #pragma once
+#include <type_traits>
 #include "common.cuh"
 
 namespace lookback {
+
+// Shuffles of any trivially copyable value: arithmetic types use the hardware overloads, anything else
+// (the (count, value) pairs of the run-based primitives) moves as 32-bit words.
+template <class A> __device__ __forceinline__ A shfl_up(A x, int d) {
+    if constexpr (std::is_arithmetic_v<A>) {
+        return __shfl_up_sync(0xffffffffu, x, d);
+    } else {
+        constexpr int WORDS = (sizeof(A) + 3) / 4;
+        uint32_t w[WORDS] = {};
+        memcpy(w, &x, sizeof(A));
+#pragma unroll
+        for (int i = 0; i < WORDS; ++i) w[i] = __shfl_up_sync(0xffffffffu, w[i], d);
+        memcpy(&x, w, sizeof(A));
+        return x;
+    }
+}
+template <class A> __device__ __forceinline__ A shfl_from(A x, int lane) {
+    if constexpr (std::is_arithmetic_v<A>) {
+        return __shfl_sync(0xffffffffu, x, lane);
+    } else {
+        constexpr int WORDS = (sizeof(A) + 3) / 4;
+        uint32_t w[WORDS] = {};
+        memcpy(w, &x, sizeof(A));
+#pragma unroll
+        for (int i = 0; i < WORDS; ++i) w[i] = __shfl_sync(0xffffffffu, w[i], lane);
+        memcpy(&x, w, sizeof(A));
+        return x;
+    }
+}
 
 // Inclusive scan across the 32 lanes of a warp (lane i gets x_0 ⊕ … ⊕ x_i), in lane order.
 template <class Op, class A> __device__ __forceinline__ A warp_inclusive_scan(A x) {
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
-        A y = __shfl_up_sync(0xffffffffu, x, d);
+        A y = shfl_up(x, d);
         if ((int)lane_id() >= d) x = Op::apply(y, x);
     }
     return x;
@@ -16,7 +46,7 @@ template <class Op, class A> __device__ __forceinline__ A warp_inclusive_scan(A 
 
 // Reduction across the warp in lane order; every lane gets the result.
 template <class Op, class A> __device__ __forceinline__ A warp_reduce(A x) {
-    return __shfl_sync(0xffffffffu, warp_inclusive_scan<Op>(x), 31);
+    return shfl_from(warp_inclusive_scan<Op>(x), 31);
 }
 
 }  // namespace lookback

@@ -74,6 +74,14 @@ pub enum Error {
         /// Stack depth it needs.
         depth: usize,
     },
+    /// An output buffer overlaps an input (or another output) of a primitive that cannot work in place.
+    #[error("{what} overlaps {other}: this primitive cannot work in place")]
+    Overlap {
+        /// The output argument.
+        what: &'static str,
+        /// The argument it overlaps.
+        other: &'static str,
+    },
     /// The buffers live on different GPUs (contexts).
     #[error("buffers belong to different CUDA contexts")]
     ContextMismatch,

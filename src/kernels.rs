@@ -18,6 +18,7 @@ pub(crate) struct Kernel {
 pub(crate) enum Algo {
     Scan,
     Select,
+    Runs,
 }
 
 /// One row of `cuda/tuning.cuh`.
@@ -111,15 +112,28 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Loads every kernel named in the table; returns how many.
+/// Loads every kernel the typed lookups can return; returns how many (the test compares it with the
+/// name table, so a kernel missing from the lookups or from the fatbins fails it).
 pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
+    let mut kernels = Vec::new();
     for ty in DType::ALL {
         for op in [OpKind::Sum, OpKind::Min, OpKind::Max, OpKind::And, OpKind::Or, OpKind::Xor] {
-            if let Some(k) = scan_kernel(op, ty) {
-                function(ctx, k)?;
+            kernels.extend(scan_kernel(op, ty));
+        }
+        kernels.push(select_kernel(ty));
+        for key_bytes in [1, 2, 4, 8] {
+            for op in [OpKind::Sum, OpKind::Min, OpKind::Max] {
+                kernels.extend(by_key_kernel(op, key_bytes, ty));
             }
         }
-        function(ctx, select_kernel(ty))?;
     }
-    Ok(ALL_KERNELS.len())
+    for key_bytes in [1, 2, 4, 8] {
+        for value_bytes in [0, 1, 2, 4, 8] {
+            kernels.extend(runs_kernel(key_bytes, value_bytes));
+        }
+    }
+    for &k in &kernels {
+        function(ctx, k)?;
+    }
+    Ok(kernels.len())
 }

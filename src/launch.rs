@@ -49,14 +49,37 @@ pub(crate) struct SelectParams {
     pub lb: LookbackParams,
 }
 
+/// Mirrors `RunsParams` of `cuda/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RunsParams {
+    pub keys: u64,
+    pub values: u64,
+    pub out_keys: u64,
+    pub out_values: u64,
+    pub num_runs: u64,
+    pub n: u64,
+    pub seed: u64,
+    pub key_abs_mask: u64,
+    pub key_inf_bits: u64,
+    pub mode: u32,
+    pub length_bytes: u32,
+    pub lb: LookbackParams,
+}
+
 // The C side asserts the same sizes (cuda/params.cuh).
-const _: () =
-    assert!(size_of::<LookbackParams>() == 48 && size_of::<ScanParams>() == 88 && size_of::<SelectParams>() == 392);
+const _: () = assert!(
+    size_of::<LookbackParams>() == 48
+        && size_of::<ScanParams>() == 88
+        && size_of::<SelectParams>() == 392
+        && size_of::<RunsParams>() == 128
+);
 
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
 unsafe impl DeviceRepr for LookbackParams {}
 unsafe impl DeviceRepr for ScanParams {}
 unsafe impl DeviceRepr for SelectParams {}
+unsafe impl DeviceRepr for RunsParams {}
 
 /// Back-off of the look-back's polling, in nanoseconds. The defaults come from `cuda/tuning.cuh`;
 /// override them with [`Workspace::set_backoff`] (the benchmark sweeps them).
@@ -88,10 +111,13 @@ pub struct Backoff {
 const EPOCHS: u32 = 255;
 /// Words before the status words: the tile counter and one scratch word.
 const HEADER: usize = 2;
+/// Value words per tile after the status words: an aggregate and a prefix of up to two words each (the
+/// (count, value) pairs of the run-based primitives; 8-byte scan values use one word each).
+const VALUE_WORDS: usize = 4;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
-/// Every primitive needs a small device workspace (24 bytes per tile, a tile being a few thousand
+/// Every primitive needs a small device workspace (40 bytes per tile, a tile being a few thousand
 /// items). The one-shot functions of this crate allocate one per call; keep a `Workspace` and call its
 /// methods instead to make repeated calls allocate nothing. Status words are tagged with a per-launch
 /// epoch, so a reused workspace needs no clearing launch: each call is one kernel launch.
@@ -121,7 +147,7 @@ const HEADER: usize = 2;
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
-    /// `[tile counter, scratch, status × capacity, values × 2·capacity]`, allocated on first use.
+    /// `[tile counter, scratch, status × capacity, values × VALUE_WORDS·capacity]`, allocated on first use.
     buf: Option<CudaSlice<u64>>,
     capacity: usize,
     epoch: u32,
@@ -224,7 +250,7 @@ impl Workspace {
         let func = kernels::function(stream.context(), kernel)?;
         if tiles > self.capacity || self.buf.is_none() {
             let capacity = tiles.max(2 * self.capacity).max(64);
-            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + 3 * capacity)?);
+            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + (1 + VALUE_WORDS) * capacity)?);
             self.capacity = capacity;
             self.epoch = 0;
             self.tiles_taken = 0;
@@ -255,7 +281,7 @@ impl Workspace {
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (tuning.block_threads, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `kernel` takes (the caller pairs them). The workspace holds
-        // `capacity >= tiles` status words and 2·capacity value slots after the counter; the caller's
+        // `capacity >= tiles` status words and VALUE_WORDS·capacity value words after the counter; the caller's
         // buffers are valid for the lengths it put in `P` and stay borrowed (with their guards) until
         // after this launch is enqueued.
         unsafe { stream.launch_builder(&func).arg(&params).launch(cfg) }?;
@@ -267,6 +293,36 @@ impl Workspace {
 /// `Ok` if both streams belong to the same CUDA context, else [`Error::ContextMismatch`].
 pub(crate) fn same_context(a: &CudaStream, b: &CudaStream) -> Result<()> {
     if a.context().cu_ctx() == b.context().cu_ctx() { Ok(()) } else { Err(Error::ContextMismatch) }
+}
+
+/// A device buffer as an address range, for [`check_disjoint`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Span {
+    pub what: &'static str,
+    pub addr: u64,
+    pub bytes: usize,
+}
+
+impl Span {
+    pub fn new<T>(what: &'static str, addr: u64, len: usize) -> Self {
+        Span { what, addr, bytes: len * size_of::<T>() }
+    }
+    fn overlaps(&self, other: &Span) -> bool {
+        self.bytes > 0
+            && other.bytes > 0
+            && self.addr < other.addr + other.bytes as u64
+            && other.addr < self.addr + self.bytes as u64
+    }
+}
+
+/// `Ok` if no output overlaps an input or another output, else [`Error::Overlap`].
+pub(crate) fn check_disjoint(inputs: &[Span], outputs: &[Span]) -> Result<()> {
+    for (i, out) in outputs.iter().enumerate() {
+        if let Some(other) = inputs.iter().chain(&outputs[i + 1..]).find(|other| out.overlaps(other)) {
+            return Err(Error::Overlap { what: out.what, other: other.what });
+        }
+    }
+    Ok(())
 }
 
 /// `Ok` if an output of `actual` items can hold `needed`, else [`Error::OutputTooSmall`].

@@ -70,8 +70,10 @@
 //! ```
 #![warn(missing_docs)]
 
+mod by_key;
 mod device;
 mod element;
+mod encode;
 mod error;
 pub mod host;
 mod kernels;
@@ -79,17 +81,21 @@ mod launch;
 mod op;
 mod partition;
 mod pred;
+mod runs;
 mod scan;
 mod select;
 
+pub use by_key::{exclusive_scan_by_key, inclusive_scan_by_key, reduce_by_key, unique_by_key};
 pub use device::{default_stream, driver_available};
 pub use element::{Element, Flag, FloatElement, IntElement};
+pub use encode::{non_trivial_runs, run_end_encode, run_length_encode};
 pub use error::{Error, Result};
 pub use kernels::{DType, kernels_built};
 pub use launch::{Backoff, Workspace};
 pub use op::ScanOp;
 pub use partition::{Partitioned, partition_if};
 pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred};
+pub use runs::{RunLength, Runs};
 pub use scan::{
     exclusive_scan, exclusive_scan_in_place, exclusive_scan_into, inclusive_scan, inclusive_scan_in_place,
     inclusive_scan_into,
@@ -119,6 +125,10 @@ pub mod __private {
     /// Items per tile of the selection kernels for an element type of `bytes` bytes.
     pub fn select_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Select, bytes).tile_items(bytes)
+    }
+    /// Items per tile of the run-based kernels whose larger column (key or value) has `bytes` bytes.
+    pub fn runs_tile_items(bytes: usize) -> usize {
+        crate::kernels::tuning(crate::kernels::Algo::Runs, bytes).tile_items(bytes)
     }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {

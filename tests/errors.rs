@@ -114,3 +114,50 @@ fn empty_selection_writes_a_zero_count() {
     assert_eq!(lookback::count_if(&input, &Pred::always()).unwrap(), 0);
     assert!(lookback::unique(&input).unwrap().is_empty());
 }
+
+#[test]
+fn run_based_primitives_reject_bad_arguments_and_write_nothing() {
+    assert!(matches!(host::reduce_by_key(&[1u8, 2], &[1i32], ScanOp::Sum), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(host::reduce_by_key(&[1u8], &[1i32], ScanOp::BitOr), Err(Error::Unsupported { .. })));
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let keys = stream.clone_htod(&[1u32, 1, 2, 2]).unwrap();
+    let values = stream.clone_htod(&[5i32, 6, 7, 8]).unwrap();
+    let mut keys_out = stream.clone_htod(&[9u32; 4]).unwrap();
+    let mut values_out = stream.clone_htod(&[9i32; 4]).unwrap();
+    let mut count = stream.clone_htod(&[99u64]).unwrap();
+    let unchanged = |k: &lookback::cudarc::driver::CudaSlice<u32>, v: &lookback::cudarc::driver::CudaSlice<i32>| {
+        assert_eq!(stream.clone_dtoh(k).unwrap(), [9; 4]);
+        assert_eq!(stream.clone_dtoh(v).unwrap(), [9; 4]);
+    };
+
+    let short = stream.clone_htod(&[5i32, 6, 7]).unwrap();
+    let err = ws.reduce_by_key_into(&keys, &short, &mut keys_out, &mut values_out, &mut count, ScanOp::Sum);
+    assert!(matches!(err, Err(Error::LengthMismatch { what: "values", expected: 4, actual: 3 })), "{err:?}");
+    let err = ws.reduce_by_key_into(&keys, &values, &mut keys_out, &mut values_out, &mut count, ScanOp::BitXor);
+    assert!(matches!(err, Err(Error::Unsupported { .. })), "{err:?}");
+    let mut tiny = stream.clone_htod(&[9i32; 3]).unwrap();
+    let err = ws.reduce_by_key_into(&keys, &values, &mut keys_out, &mut tiny, &mut count, ScanOp::Sum);
+    assert!(matches!(err, Err(Error::OutputTooSmall { what: "values_out", needed: 4, actual: 3 })), "{err:?}");
+    unchanged(&keys_out, &values_out);
+    assert_eq!(stream.clone_dtoh(&count).unwrap(), [99]);
+
+    // Outputs overlapping inputs: these primitives are not in-place safe. Safe Rust cannot alias a
+    // buffer as input and output; unsafe code can, so make an alias of `values` the way such code would.
+    use lookback::cudarc::driver::DevicePtr;
+    let addr = values.device_ptr(&stream).0;
+    // SAFETY: `alias` views `values`' memory (4 i32) and is leaked below, never freed.
+    let mut alias = unsafe { stream.upgrade_device_ptr::<i32>(addr, 4) };
+    let err = ws.reduce_by_key_into(&keys, &values, &mut keys_out, &mut alias, &mut count, ScanOp::Sum);
+    assert!(matches!(err, Err(Error::Overlap { what: "values_out", other: "values" })), "{err:?}");
+    let err = ws.inclusive_scan_by_key_into(&keys, &values, &mut alias, ScanOp::Sum);
+    assert!(matches!(err, Err(Error::Overlap { what: "output", other: "values" })), "{err:?}");
+    let _ = alias.leak();
+    assert_eq!(stream.clone_dtoh(&values).unwrap(), [5, 6, 7, 8]);
+    unchanged(&keys_out, &values_out);
+    assert_eq!(stream.clone_dtoh(&count).unwrap(), [99]);
+    // Disjoint buffers are fine.
+    ws.reduce_by_key_into(&keys, &values, &mut keys_out, &mut values_out, &mut count, ScanOp::Sum).unwrap();
+    assert_eq!(stream.clone_dtoh(&count).unwrap(), [2]);
+    assert_eq!(stream.clone_dtoh(&values_out).unwrap()[..2], [11, 15]);
+}

@@ -1,4 +1,4 @@
-//! More than 2^32 items (invariant 5): counts and offsets are 64-bit end to end.
+//! More than 2^32 items (invariant 5): counts, offsets and run lengths are 64-bit end to end.
 mod common;
 
 use common::gpu;
@@ -34,4 +34,27 @@ fn select_if_beyond_four_billion_items() {
     let sums = lookback::inclusive_scan(&stream.clone_htod(&input).unwrap(), lookback::ScanOp::Sum).unwrap();
     let total = input.iter().fold(0u8, |a, &b| a.wrapping_add(b));
     assert_eq!(stream.clone_dtoh(&sums.slice(N - 1..)).unwrap(), [total]);
+}
+
+#[test]
+fn run_length_encode_beyond_four_billion_items() {
+    let Some(stream) = gpu() else { return };
+    // Runs of 1..=64 items of alternating values, then one run of 2^32 + 1 zeros that needs a u64 length.
+    let mut input = vec![0u8; N];
+    let mut i = 0;
+    let mut v = 1u8;
+    while i < 1 << 20 {
+        let len = 1 + (value(i) as usize % 64);
+        input[i..(i + len).min(1 << 20)].fill(v);
+        v = if v == 1 { 2 } else { 1 };
+        i += len;
+    }
+    let want = host::run_length_encode(&input);
+    assert!(*want.1.last().unwrap() > u32::MAX as u64, "the last run must need a u64 length");
+    let d_in = stream.clone_htod(&input).unwrap();
+    let too_narrow = lookback::run_length_encode::<u8, u32, _>(&d_in);
+    assert!(matches!(too_narrow, Err(lookback::Error::Unsupported { .. })), "{too_narrow:?}");
+    let runs = lookback::run_length_encode::<u8, u64, _>(&d_in).unwrap();
+    assert_eq!(runs.len(), want.0.len(), "run count");
+    assert!(runs.to_vecs().unwrap() == want, "values and lengths");
 }

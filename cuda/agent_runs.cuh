@@ -1,0 +1,265 @@
+// One tile of the run-based primitives: reduce_by_key, scan_by_key, unique_by_key, run-length and run-end
+// encoding, non-trivial runs. A run is a maximal stretch of equal adjacent keys.
+//
+// Single pass, on the same look-back as the scan: the scanned value is a pair (count, payload).
+// * count: run heads so far (for non-trivial runs: heads of runs longer than one item), so the run an
+//   item belongs to, and the output slot of that run, is count - 1.
+// * payload, keyed reductions and scans: the reduction of the current run's values so far. Pairs combine
+//   as (c1, v1) ⊕ (c2, v2) = (c1 + c2, c2 > 0 ? v2 : v1 ⊕ v2): a head inside the right-hand stretch cuts
+//   the left-hand value off. This is associative, so tiles publish and look back exactly as in a scan.
+// * payload, encodings: the index of the latest run head (a max: head indices only grow), so an item
+//   that ends a run knows where it started, and its length, without a second pass.
+//
+// Whether item i starts a run depends on key i-1, and whether it ends one on key i+1: a tile reads the key
+// just before and the key just after it (two extra loads per tile). The item that ends a run writes the
+// run's result; the item that starts it writes the run's key. These writes are scattered but a warp's
+// runs are contiguous, so they coalesce as well as the runs are long.
+//
+// Not in-place safe, unlike the selection: a tile reads the key before its first item, which the previous
+// tile may already have overwritten, and the run outputs are not ordered against later tiles' loads (no
+// release/acquire argument as in agent_select.cuh). The Rust layer rejects overlapping buffers.
+#pragma once
+#include <type_traits>
+#include "block_scan.cuh"
+#include "lookback.cuh"
+#include "ops.cuh"
+#include "params.cuh"
+#include "tile_io.cuh"
+#include "tuning.cuh"
+
+namespace lookback {
+
+// A run count and a payload (the running value of the current run, or the latest head's index).
+template <class V> struct RunPair {
+    uint64_t count;
+    V value;
+};
+
+// Combines the pairs of two consecutive stretches. SEGMENTED: a head in the right-hand stretch cuts the
+// left-hand value off; otherwise the payloads are simply combined (positions, with max).
+template <class Op, bool SEGMENTED> struct PairOp {
+    template <class P> static __device__ __forceinline__ P apply(P a, P b) {
+        P r;
+        r.count = a.count + b.count;
+        r.value = (SEGMENTED && b.count) ? b.value : Op::apply(a.value, b.value);
+        return r;
+    }
+    template <class P> static __device__ __forceinline__ P identity() {
+        P r;
+        r.count = 0;
+        r.value = Op::template identity<decltype(P::value)>();
+        return r;
+    }
+};
+
+// Key equality on bit patterns. Integer keys (abs_mask == 0) compare bits. Float keys follow IEEE ==:
+// -0 equals +0, and a NaN (magnitude bits above those of +inf) equals nothing, itself included. One kernel
+// per key size then serves every key type of that size.
+template <class K> struct KeyEq {
+    K abs_mask;
+    K inf_bits;
+    __device__ __forceinline__ bool operator()(K a, K b) const {
+        if (abs_mask == 0) return a == b;
+        if (((a | b) & abs_mask) == 0) return true;
+        return a == b && (K)(a & abs_mask) <= inf_bits;
+    }
+};
+
+// The value column of the encodings, which have none.
+struct NoValues {
+    uint8_t unused;
+};
+template <int BYTES> struct ValueBits { using type = typename Bits<BYTES>::type; };
+template <> struct ValueBits<0> { using type = NoValues; };
+
+// KB: key bytes. V: the value type. VALUED: values are reduced with Op (keyed reductions and scans);
+// otherwise they are only carried (unique_by_key) or absent (V = NoValues: the encodings).
+template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
+    using K = typename Bits<KB>::type;
+    static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
+    static constexpr int VB = HAS_VALUES ? (int)sizeof(V) : 0;
+    static constexpr int MAXB = KB > VB ? KB : VB;
+    using Shape = typename Tuning<Algo::runs, MAXB>::Shape;
+    static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
+    static constexpr int WARPS = BLOCK_THREADS / 32;
+    // Half of an SM's 2048 threads resident: caps registers at 64 per thread. Uncapped, ptxas takes 70-106
+    // and only two or three blocks fit, too few loads in flight while tiles look back.
+    static constexpr int MIN_BLOCKS = 1024 / BLOCK_THREADS;
+    static constexpr int IPT = 16;  // items per thread, whatever the sizes (tuning.cuh)
+    using KeyIO = TileIO<K, BLOCK_THREADS, KB>;
+    using ValIO = TileIO<V, BLOCK_THREADS, HAS_VALUES ? VB : 1>;
+    static constexpr int TILE_ITEMS = KeyIO::TILE_ITEMS;
+    static_assert(KeyIO::ITEMS_PER_THREAD == IPT && (!HAS_VALUES || ValIO::ITEMS_PER_THREAD == IPT),
+                  "keys and values move in whole chunks of 16 items per thread");
+    static_assert(TILE_ITEMS == BLOCK_THREADS * Shape::CHUNKS_PER_THREAD * 16 / MAXB,
+                  "the launcher sizes grids from the tuning row of max(key, value) bytes");
+
+    using A = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
+    using Pair = RunPair<A>;
+    using POp = std::conditional_t<VALUED, PairOp<Op, true>, PairOp<OpMax, false>>;
+
+    struct Storage {
+        uint4 keys[KeyIO::TILE_CHUNKS];
+        uint4 values[HAS_VALUES ? ValIO::TILE_CHUNKS : 1];  // the loaded values, later a scan's results
+        BlockScanStorage<Pair, WARPS> scan;
+        Pair exclusive;
+        uint64_t tile_id;
+        K before_tile;  // key start-1 (when start > 0)
+        K after_tile;   // key start+valid (when it exists)
+    };
+
+    static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
+        if (bytes == 4) static_cast<uint32_t*>(base)[at] = (uint32_t)x;
+        else static_cast<uint64_t*>(base)[at] = x;
+    }
+
+    static __device__ __forceinline__ void run(const RunsParams& p) {
+        __shared__ Storage s;
+        const LookbackParams& lb = p.lb;
+        if (threadIdx.x == 0) s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        __syncthreads();
+        const uint64_t tile = s.tile_id;
+        const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+        const bool full = valid == TILE_ITEMS;
+        const K* keys = static_cast<const K*>(p.keys) + start;
+        const V* values = static_cast<const V*>(p.values) + start;
+
+        // 1. Load the tile, and the keys just outside it.
+        if (threadIdx.x == 0) s.before_tile = start > 0 ? keys[-1] : K(0);
+        if (threadIdx.x == BLOCK_THREADS - 1) s.after_tile = start + valid < p.n ? keys[valid] : K(0);
+        auto ignore = [](auto) {};
+        if (full && KeyIO::aligned(keys)) KeyIO::load_full(keys, s.keys, ignore);
+        else KeyIO::load_partial(keys, valid, K(0), s.keys, ignore);
+        if constexpr (HAS_VALUES) {
+            if (full && ValIO::aligned(values)) ValIO::load_full(values, s.values, ignore);
+            else ValIO::load_partial(values, valid, from_bits<V>(0), s.values, ignore);
+        }
+        __syncthreads();
+
+        // 2. This thread's IPT consecutive items: which start a run (heads) and which end one (tails).
+        const int first = (int)threadIdx.x * IPT;
+        K k[IPT];
+#pragma unroll
+        for (int c = 0; c < KB; ++c) {
+            const typename KeyIO::Chunk chunk = KeyIO::own_chunk(s.keys, c);
+#pragma unroll
+            for (int e = 0; e < KeyIO::ITEMS_PER_CHUNK; ++e) k[c * KeyIO::ITEMS_PER_CHUNK + e] = chunk.items[e];
+        }
+        V v[IPT];
+        if constexpr (HAS_VALUES) {
+#pragma unroll
+            for (int c = 0; c < VB; ++c) {
+                const typename ValIO::Chunk chunk = ValIO::own_chunk(s.values, c);
+#pragma unroll
+                for (int e = 0; e < ValIO::ITEMS_PER_CHUNK; ++e) v[c * ValIO::ITEMS_PER_CHUNK + e] = chunk.items[e];
+            }
+        }
+        const K prev = threadIdx.x == 0 ? s.before_tile : KeyIO::item_at(s.keys, first - 1);
+        const K next = threadIdx.x == BLOCK_THREADS - 1 ? s.after_tile : KeyIO::item_at(s.keys, first + IPT);
+        const KeyEq<K> eq{(K)p.key_abs_mask, (K)p.key_inf_bits};
+        uint32_t heads = 0, tails = 0;
+#pragma unroll
+        for (int j = 0; j < IPT; ++j) {
+            if (first + j < valid) {
+                const uint64_t g = start + first + j;
+                const bool head = g == 0 || !eq(j == 0 ? prev : k[j - 1], k[j]);
+                const bool tail = g + 1 == p.n || !eq(k[j], j == IPT - 1 ? next : k[j + 1]);
+                heads |= (uint32_t)head << j;
+                tails |= (uint32_t)tail << j;
+            }
+        }
+        // Items past the end of the input are the identity: they change no count and no value.
+        const uint32_t counted = (!VALUED && p.mode == RUNS_NON_TRIVIAL) ? (heads & ~tails) : heads;
+        auto item = [&](int j) -> Pair {
+            Pair x = POp::template identity<Pair>();
+            if (first + j < valid) {
+                x.count = (counted >> j) & 1u;
+                if constexpr (VALUED) x.value = Acc<V>::load(v[j]);
+                else x.value = (heads >> j) & 1u ? start + first + j : 0;
+            }
+            return x;
+        };
+
+        // 3. Reduce the thread's items, scan the block, publish, look back.
+        Pair own = POp::template identity<Pair>();
+#pragma unroll
+        for (int j = 0; j < IPT; ++j) own = POp::apply(own, item(j));
+        Pair aggregate;
+        const Pair thread_prefix = block_exclusive_scan<POp>(own, aggregate, s.scan);
+        const PairState<Pair> state{lb.status, lb.values, lb.epoch};
+        if (warp_id() == 0) {
+            Pair exclusive = POp::template identity<Pair>();
+            if (tile == 0) {
+                if (lane_id() == 0) state.publish(tile, STATUS_P, aggregate);
+            } else {
+                if (lane_id() == 0) state.publish(tile, STATUS_A, aggregate);
+                exclusive = warp_lookback<POp, Pair>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+            }
+            if (lane_id() == 0) s.exclusive = exclusive;
+        }
+        __syncthreads();
+
+        // 4. Walk the items again with their running pairs and write the results.
+        Pair running = POp::apply(s.exclusive, thread_prefix);
+        K* out_keys = static_cast<K*>(p.out_keys);
+        const bool scan = VALUED && p.mode != RUNS_REDUCE;
+#pragma unroll
+        for (int j = 0; j < IPT; ++j) {
+            if (first + j >= valid) break;
+            const uint64_t g = start + first + j;
+            const Pair incl = POp::apply(running, item(j));
+            const bool head = (heads >> j) & 1u, tail = (tails >> j) & 1u;
+            const uint64_t r = incl.count - 1;  // the run's slot (meaningless where nothing is written)
+            if constexpr (VALUED) {
+                if (p.mode == RUNS_REDUCE) {
+                    if (head) out_keys[r] = k[j];
+                    if (tail) static_cast<V*>(p.out_values)[r] = Acc<V>::store(incl.value);
+                } else if (p.mode == RUNS_SCAN_INCLUSIVE) {
+                    v[j] = Acc<V>::store(incl.value);
+                } else {
+                    const A seed = Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
+                    v[j] = Acc<V>::store(head ? seed : Op::apply(seed, running.value));
+                }
+            } else {
+                const uint64_t head_at = incl.value;
+                if (p.mode == RUNS_NON_TRIVIAL) {
+                    if (tail && !head) {
+                        put_index(p.out_keys, r, head_at, p.length_bytes);
+                        put_index(p.out_values, r, g - head_at + 1, p.length_bytes);
+                    }
+                } else {
+                    if (head) out_keys[r] = k[j];
+                    if (p.mode == RUNS_UNIQUE) {
+                        if constexpr (HAS_VALUES) {
+                            if (head) static_cast<V*>(p.out_values)[r] = v[j];
+                        }
+                    } else if (tail) {
+                        put_index(p.out_values, r, p.mode == RUNS_ENDS ? g + 1 : g - head_at + 1, p.length_bytes);
+                    }
+                }
+            }
+            if (!scan && g + 1 == p.n) *p.num_runs = incl.count;
+            running = incl;
+        }
+
+        // 5. Scans: the results go back through shared memory to coalesced stores.
+        if constexpr (VALUED) {
+            if (scan) {
+#pragma unroll
+                for (int c = 0; c < VB; ++c) {
+                    typename ValIO::Chunk& chunk = ValIO::own_chunk(s.values, c);
+#pragma unroll
+                    for (int e = 0; e < ValIO::ITEMS_PER_CHUNK; ++e) chunk.items[e] = v[c * ValIO::ITEMS_PER_CHUNK + e];
+                }
+                __syncthreads();
+                V* out = static_cast<V*>(p.out_values) + start;
+                if (full && ValIO::aligned(out)) ValIO::store_full(out, s.values);
+                else ValIO::store_partial(out, valid, s.values);
+            }
+        }
+    }
+};
+
+}  // namespace lookback

@@ -1,0 +1,21 @@
+// Entry points of the encodings (run-length, run-end, non-trivial runs) and unique_by_key:
+// lookback_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value column. The mode parameter
+// picks the primitive; float keys get IEEE equality from the parameters (agent_runs.cuh).
+#include "../agent_runs.cuh"
+
+using namespace lookback;
+
+#define LOOKBACK_RUNS_KERNEL(KB, VB)                                                                      \
+    extern "C" __global__ void __launch_bounds__(RunsAgent<KB, ValueBits<VB>::type, OpMax, false>::BLOCK_THREADS, \
+                                         RunsAgent<KB, ValueBits<VB>::type, OpMax, false>::MIN_BLOCKS) \
+        lookback_runs_k##KB##_v##VB(RunsParams p) {                                                       \
+        RunsAgent<KB, ValueBits<VB>::type, OpMax, false>::run(p);                                          \
+    }
+#define LOOKBACK_RUNS_FOR_KEY(KB)   \
+    LOOKBACK_RUNS_KERNEL(KB, 0)     \
+    LOOKBACK_RUNS_KERNEL(KB, 1)     \
+    LOOKBACK_RUNS_KERNEL(KB, 2)     \
+    LOOKBACK_RUNS_KERNEL(KB, 4)     \
+    LOOKBACK_RUNS_KERNEL(KB, 8)
+
+LOOKBACK_KEY_BYTES(LOOKBACK_RUNS_FOR_KEY)

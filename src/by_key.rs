@@ -1,0 +1,424 @@
+//! Keyed primitives: `reduce_by_key`, `unique_by_key`, and the segmented scans `inclusive_scan_by_key` /
+//! `exclusive_scan_by_key` — one launch each (see `cuda/agent_runs.cuh`).
+use crate::element::Element;
+use crate::encode::one_shot_runs;
+use crate::error::{Error, Result};
+use crate::host::check_reduce_op;
+use crate::kernels;
+use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
+use crate::op::ScanOp;
+use crate::runs::{Runs, RunsJob, RunsMode, positional_kernel};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use std::sync::Arc;
+
+fn check_values(keys: usize, values: usize) -> Result<()> {
+    if keys == values { Ok(()) } else { Err(Error::LengthMismatch { what: "values", expected: keys, actual: values }) }
+}
+
+impl Workspace {
+    /// Reduce or unique by key: `keys_out[r]` = first key of run r, `values_out[r]` = its result.
+    #[allow(clippy::too_many_arguments)]
+    fn keyed_runs_into<K, V, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+        reduce: Option<ScanOp>,
+    ) -> Result<()>
+    where
+        K: Element,
+        V: Element,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+        N: DevicePtrMut<u64>,
+    {
+        let n = keys.len();
+        check_values(n, values.len())?;
+        if let Some(op) = reduce {
+            check_reduce_op::<V>(op)?;
+        }
+        check_room("keys_out", n, keys_out.len())?;
+        check_room("values_out", n, values_out.len())?;
+        check_room("num_runs", 1, num_runs.len())?;
+        let stream: &Arc<CudaStream> = &keys.stream().clone();
+        for s in [values.stream(), keys_out.stream(), values_out.stream(), num_runs.stream()] {
+            same_context(stream, s)?;
+        }
+        let (k, _k) = keys.device_ptr(stream);
+        let (v, _v) = values.device_ptr(stream);
+        let (ko_len, vo_len) = (keys_out.len(), values_out.len());
+        let (ko, _ko) = keys_out.device_ptr_mut(stream);
+        let (vo, _vo) = values_out.device_ptr_mut(stream);
+        let (count, _count) = num_runs.device_ptr_mut(stream);
+        check_disjoint(
+            &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
+            &[
+                Span::new::<K>("keys_out", ko, ko_len),
+                Span::new::<V>("values_out", vo, vo_len),
+                Span::new::<u64>("num_runs", count, 1),
+            ],
+        )?;
+        let (kernel, mode) = match reduce {
+            Some(op) => (by_key_kernel::<K, V>(op)?, RunsMode::Reduce),
+            None => (positional_kernel(size_of::<K>(), size_of::<V>())?, RunsMode::Unique),
+        };
+        let job = RunsJob {
+            kernel,
+            tile_bytes: size_of::<K>().max(size_of::<V>()),
+            keys: k,
+            values: v,
+            out_keys: ko,
+            out_values: vo,
+            num_runs: count,
+            n,
+            seed: 0,
+            mode,
+            length_bytes: 8,
+        };
+        self.runs_raw::<K>(stream, job)
+    }
+
+    /// Segmented scan: `output[i]` = the scan of `values` restarted at each run of `keys`.
+    fn scan_by_key_into<K, V, IK, IV, O>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        output: &mut O,
+        init: Option<V>,
+        op: ScanOp,
+    ) -> Result<()>
+    where
+        K: Element,
+        V: Element,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        let n = keys.len();
+        check_values(n, values.len())?;
+        check_reduce_op::<V>(op)?;
+        check_room("output", n, output.len())?;
+        let stream = keys.stream().clone();
+        same_context(&stream, values.stream())?;
+        same_context(&stream, output.stream())?;
+        let (k, _k) = keys.device_ptr(&stream);
+        let (v, _v) = values.device_ptr(&stream);
+        let out_len = output.len();
+        let (o, _o) = output.device_ptr_mut(&stream);
+        check_disjoint(
+            &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
+            &[Span::new::<V>("output", o, out_len)],
+        )?;
+        let job = RunsJob {
+            kernel: by_key_kernel::<K, V>(op)?,
+            tile_bytes: size_of::<K>().max(size_of::<V>()),
+            keys: k,
+            values: v,
+            out_keys: 0,
+            out_values: o,
+            num_runs: 0,
+            n,
+            seed: init.map_or(0, Element::to_bits),
+            mode: if init.is_some() { RunsMode::ScanExclusive } else { RunsMode::ScanInclusive },
+            length_bytes: 8,
+        };
+        self.runs_raw::<K>(&stream, job)
+    }
+
+    /// Reduce by key: for each run of equal adjacent keys (IEEE `==` for float keys: each NaN is a run of
+    /// its own), the run's **first** key into `keys_out` and the reduction of its values with `op` into
+    /// `values_out`, in order, and the number of runs into `num_runs[0]` — on the device: nothing blocks
+    /// the host. `op` is `Sum`, `Min` or `Max`; `f16`/`bf16` values are accumulated in `f32`, and float
+    /// sums combine tiles in a timing-dependent order (see the crate docs on numerics). Both outputs must
+    /// hold `keys.len()` items (every key may start a run).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `values` is not as long as `keys`; [`Error::Unsupported`] for a bitwise
+    /// operator; [`Error::OutputTooSmall`]; [`Error::Overlap`] if an output overlaps an input or another
+    /// output (not in-place safe: see [`Runs`]); [`Error::ContextMismatch`], [`Error::KernelsNotBuilt`],
+    /// [`Error::Driver`]. On error nothing is written.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let keys = stream.clone_htod(&[1u32, 1, 2, 2, 2, 1])?;
+    /// let values = stream.clone_htod(&[10i64, 20, 1, 2, 3, 7])?;
+    /// let mut keys_out = stream.alloc_zeros::<u32>(6)?;
+    /// let mut sums = stream.alloc_zeros::<i64>(6)?;
+    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
+    /// ws.reduce_by_key_into(&keys, &values, &mut keys_out, &mut sums, &mut num_runs, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [3]);
+    /// assert_eq!(stream.clone_dtoh(&keys_out.slice(..3))?, [1, 2, 1]);
+    /// assert_eq!(stream.clone_dtoh(&sums.slice(..3))?, [30, 6, 7]);
+    /// # Ok(()) }
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn reduce_by_key_into<K, V, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+        op: ScanOp,
+    ) -> Result<()>
+    where
+        K: Element,
+        V: Element,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+        N: DevicePtrMut<u64>,
+    {
+        self.keyed_runs_into(keys, values, keys_out, values_out, num_runs, Some(op))
+    }
+
+    /// Unique by key: the first key of each run of equal adjacent keys and the value at the same position,
+    /// into `keys_out`/`values_out`, and the number of runs into `num_runs[0]` (on the device).
+    ///
+    /// # Errors
+    /// As [`reduce_by_key_into`](Self::reduce_by_key_into), without the operator.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// let keys = stream.clone_htod(&[4i8, 4, 5, 4])?;
+    /// let values = stream.clone_htod(&[1.5f64, 2.5, 3.5, 4.5])?;
+    /// let mut keys_out = stream.alloc_zeros::<i8>(4)?;
+    /// let mut values_out = stream.alloc_zeros::<f64>(4)?;
+    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
+    /// ws.unique_by_key_into(&keys, &values, &mut keys_out, &mut values_out, &mut num_runs)?;
+    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [3]);
+    /// assert_eq!(stream.clone_dtoh(&values_out.slice(..3))?, [1.5, 3.5, 4.5]);
+    /// # Ok(()) }
+    /// ```
+    pub fn unique_by_key_into<K, V, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+    ) -> Result<()>
+    where
+        K: Element,
+        V: Element,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+        N: DevicePtrMut<u64>,
+    {
+        self.keyed_runs_into(keys, values, keys_out, values_out, num_runs, None)
+    }
+
+    /// Segmented inclusive scan: `output[i]` = `op` over the values of `i`'s run (of equal adjacent keys)
+    /// up to and including `i`. `output` must hold `keys.len()` items and may not overlap the inputs.
+    ///
+    /// # Errors
+    /// As [`reduce_by_key_into`](Self::reduce_by_key_into).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let keys = stream.clone_htod(&[0u16, 0, 0, 9, 9])?;
+    /// let values = stream.clone_htod(&[1i32, 2, 3, 4, 5])?;
+    /// let mut out = stream.alloc_zeros::<i32>(5)?;
+    /// ws.inclusive_scan_by_key_into(&keys, &values, &mut out, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&out)?, [1, 3, 6, 4, 9]);
+    /// # Ok(()) }
+    /// ```
+    pub fn inclusive_scan_by_key_into<K, V, IK, IV, O>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        output: &mut O,
+        op: ScanOp,
+    ) -> Result<()>
+    where
+        K: Element,
+        V: Element,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        self.scan_by_key_into(keys, values, output, None, op)
+    }
+
+    /// Segmented exclusive scan: the first item of each run gets `init`, every other item `init` combined
+    /// with the values of its run before it.
+    ///
+    /// # Errors
+    /// As [`reduce_by_key_into`](Self::reduce_by_key_into).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let keys = stream.clone_htod(&[0u16, 0, 0, 9, 9])?;
+    /// let values = stream.clone_htod(&[1i32, 2, 3, 4, 5])?;
+    /// let mut out = stream.alloc_zeros::<i32>(5)?;
+    /// ws.exclusive_scan_by_key_into(&keys, &values, &mut out, 100, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&out)?, [100, 101, 103, 100, 104]);
+    /// # Ok(()) }
+    /// ```
+    pub fn exclusive_scan_by_key_into<K, V, IK, IV, O>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        output: &mut O,
+        init: V,
+        op: ScanOp,
+    ) -> Result<()>
+    where
+        K: Element,
+        V: Element,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        O: DevicePtrMut<V>,
+    {
+        self.scan_by_key_into(keys, values, output, Some(init), op)
+    }
+}
+
+/// The keyed reduction/scan kernel of `(op, K, V)`.
+fn by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<kernels::Kernel> {
+    kernels::by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE)
+        .ok_or(Error::Unsupported { operation: op.name(), dtype: V::DTYPE.name() })
+}
+
+/// [`Workspace::reduce_by_key_into`] into new buffers: the first key of each run and the reduction of its
+/// values (blocks until the number of runs is known).
+///
+/// # Errors
+/// As [`Workspace::reduce_by_key_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let keys = stream.clone_htod(&[1u32, 1, 2, 2, 2, 1])?;
+/// let values = stream.clone_htod(&[10i64, 20, 1, 2, 3, 7])?;
+/// let maxima = lookback::reduce_by_key(&keys, &values, ScanOp::Max)?;
+/// assert_eq!(maxima.to_vecs()?, (vec![1, 2, 1], vec![20, 3, 7]));
+/// # Ok(()) }
+/// ```
+pub fn reduce_by_key<K, V, IK, IV>(keys: &IK, values: &IV, op: ScanOp) -> Result<Runs<K, V>>
+where
+    K: Element,
+    V: Element,
+    IK: DevicePtr<K>,
+    IV: DevicePtr<V>,
+{
+    one_shot_runs(keys.stream(), keys.len(), |ws, k, v, count| ws.reduce_by_key_into(keys, values, k, v, count, op))
+}
+
+/// [`Workspace::unique_by_key_into`] into new buffers: the first (key, value) of each run.
+///
+/// # Errors
+/// As [`Workspace::unique_by_key_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// let keys = stream.clone_htod(&[3u8, 3, 1, 1, 3])?;
+/// let values = stream.clone_htod(&[0.5f32, 1.5, 2.5, 3.5, 4.5])?;
+/// let firsts = lookback::unique_by_key(&keys, &values)?;
+/// assert_eq!(firsts.to_vecs()?, (vec![3, 1, 3], vec![0.5, 2.5, 4.5]));
+/// # Ok(()) }
+/// ```
+pub fn unique_by_key<K, V, IK, IV>(keys: &IK, values: &IV) -> Result<Runs<K, V>>
+where
+    K: Element,
+    V: Element,
+    IK: DevicePtr<K>,
+    IV: DevicePtr<V>,
+{
+    one_shot_runs(keys.stream(), keys.len(), |ws, k, v, count| ws.unique_by_key_into(keys, values, k, v, count))
+}
+
+/// Segmented inclusive scan into a new buffer.
+///
+/// # Errors
+/// As [`Workspace::inclusive_scan_by_key_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let keys = stream.clone_htod(&[5i32, 5, 6, 6])?;
+/// let values = stream.clone_htod(&[3u32, 1, 4, 2])?;
+/// let mins = lookback::inclusive_scan_by_key(&keys, &values, ScanOp::Min)?;
+/// assert_eq!(stream.clone_dtoh(&mins)?, [3, 1, 4, 2]);
+/// # Ok(()) }
+/// ```
+pub fn inclusive_scan_by_key<K, V, IK, IV>(keys: &IK, values: &IV, op: ScanOp) -> Result<CudaSlice<V>>
+where
+    K: Element,
+    V: Element,
+    IK: DevicePtr<K>,
+    IV: DevicePtr<V>,
+{
+    let stream = keys.stream();
+    // SAFETY: the kernel writes every item before the buffer is returned (or the call fails).
+    let mut out = unsafe { stream.alloc::<V>(keys.len()) }?;
+    Workspace::new(stream).inclusive_scan_by_key_into(keys, values, &mut out, op)?;
+    Ok(out)
+}
+
+/// Segmented exclusive scan into a new buffer.
+///
+/// # Errors
+/// As [`Workspace::exclusive_scan_by_key_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::ScanOp;
+/// let keys = stream.clone_htod(&[5i32, 5, 6, 6])?;
+/// let values = stream.clone_htod(&[3u32, 1, 4, 2])?;
+/// let sums = lookback::exclusive_scan_by_key(&keys, &values, 0, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&sums)?, [0, 3, 0, 4]);
+/// # Ok(()) }
+/// ```
+pub fn exclusive_scan_by_key<K, V, IK, IV>(keys: &IK, values: &IV, init: V, op: ScanOp) -> Result<CudaSlice<V>>
+where
+    K: Element,
+    V: Element,
+    IK: DevicePtr<K>,
+    IV: DevicePtr<V>,
+{
+    let stream = keys.stream();
+    // SAFETY: the kernel writes every item before the buffer is returned (or the call fails).
+    let mut out = unsafe { stream.alloc::<V>(keys.len()) }?;
+    Workspace::new(stream).exclusive_scan_by_key_into(keys, values, &mut out, init, op)?;
+    Ok(out)
+}

@@ -1,0 +1,209 @@
+//! The run-based primitives' shared parts: the result type, run-length types, key equality and the one
+//! launcher of `cuda/agent_runs.cuh`. The primitives are in `encode.rs` (run-length and run-end encoding,
+//! non-trivial runs) and `by_key.rs` (reduce, unique and scan by key).
+//!
+//! A run is a maximal stretch of equal adjacent keys. Keys compare with `==` on integers and IEEE `==` on
+//! floats: `-0.0` and `0.0` are one run, and a NaN equals nothing, so each NaN is a run of its own.
+//!
+//! None of these primitives works in place, and overlapping buffers are an error
+//! ([`Error::Overlap`]): a tile reads the key just before its first item, which the previous tile may
+//! already have overwritten, and a run's outputs are written as soon as the run ends, before later tiles
+//! have read their inputs.
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::kernels::{self, Algo, DType, Kernel};
+use crate::launch::{RunsParams, Workspace};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, DeviceRepr, ValidAsZeroBits};
+use std::sync::Arc;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
+}
+
+/// The integer type of run lengths, run ends and offsets: `u32` or `u64`.
+///
+/// `u32` halves the output traffic but only fits inputs of fewer than 2^32 items (a run can be as long as
+/// the input); the GPU functions return [`Error::Unsupported`] for longer inputs with `u32`.
+///
+/// # Example
+/// ```
+/// use lookback::RunLength;
+/// assert_eq!(<u32 as RunLength>::MAX_ITEMS, u32::MAX as u64);
+/// assert_eq!(<u64 as RunLength>::MAX_ITEMS, u64::MAX);
+/// ```
+pub trait RunLength:
+    sealed::Sealed + DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + std::fmt::Debug + Into<u64> + 'static
+{
+    /// The longest input whose lengths and offsets this type holds.
+    const MAX_ITEMS: u64;
+    #[doc(hidden)]
+    const NAME: &'static str;
+}
+impl RunLength for u32 {
+    const MAX_ITEMS: u64 = u32::MAX as u64;
+    const NAME: &'static str = "u32";
+}
+impl RunLength for u64 {
+    const MAX_ITEMS: u64 = u64::MAX;
+    const NAME: &'static str = "u64";
+}
+
+/// The result of a one-shot run-based primitive: two columns whose first [`len`](Self::len) items are
+/// the result, one entry per run (sizing the buffers exactly would cost a second copy, so they keep the
+/// input's length). Which columns they are depends on the function: keys and aggregates for
+/// [`reduce_by_key`](crate::reduce_by_key), values and lengths for
+/// [`run_length_encode`](crate::run_length_encode), and so on.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// let input = stream.clone_htod(&[5u8, 5, 5, 9, 9, 5])?;
+/// let runs = lookback::run_length_encode::<u8, u32, _>(&input)?;
+/// assert_eq!((runs.len(), runs.is_empty()), (3, false));
+/// assert_eq!(runs.to_vecs()?, (vec![5, 9, 5], vec![3, 2, 1]));
+/// assert_eq!(stream.clone_dtoh(&runs.second())?, [3, 2, 1]);
+/// let (values, lengths, len) = runs.into_parts();
+/// assert_eq!((values.len(), lengths.len(), len), (6, 6, 3));
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Runs<A, B> {
+    first: CudaSlice<A>,
+    second: CudaSlice<B>,
+    len: usize,
+}
+
+impl<A, B> Runs<A, B> {
+    pub(crate) fn new(first: CudaSlice<A>, second: CudaSlice<B>, len: usize) -> Self {
+        Runs { first, second, len }
+    }
+    /// Number of entries (runs, or non-trivial runs).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether there are none (an empty input).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The first column: keys, or run values, or offsets.
+    pub fn first(&self) -> CudaView<'_, A> {
+        self.first.slice(..self.len)
+    }
+    /// The second column: aggregates, values, lengths or ends.
+    pub fn second(&self) -> CudaView<'_, B> {
+        self.second.slice(..self.len)
+    }
+    /// Both whole buffers and the number of entries at their front.
+    pub fn into_parts(self) -> (CudaSlice<A>, CudaSlice<B>, usize) {
+        (self.first, self.second, self.len)
+    }
+}
+
+impl<A: DeviceRepr, B: DeviceRepr> Runs<A, B> {
+    /// Copies both columns to the host (blocks until they are ready).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if a copy fails.
+    pub fn to_vecs(&self) -> Result<(Vec<A>, Vec<B>)> {
+        let stream = self.first.stream();
+        Ok((stream.clone_dtoh(&self.first())?, stream.clone_dtoh(&self.second())?))
+    }
+}
+
+/// What a launch computes (`RUNS_*` in `cuda/params.cuh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum RunsMode {
+    Reduce = 0,
+    ScanInclusive = 1,
+    ScanExclusive = 2,
+    Encode = 3,
+    Ends = 4,
+    NonTrivial = 5,
+    Unique = 6,
+}
+
+impl RunsMode {
+    /// Whether the launch writes a run count (the scans do not).
+    fn counts(self) -> bool {
+        !matches!(self, RunsMode::ScanInclusive | RunsMode::ScanExclusive)
+    }
+}
+
+/// One run-based launch, with raw device addresses the caller keeps borrowed until it returns.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunsJob {
+    pub kernel: Kernel,
+    /// Larger of the key and value sizes: selects the tile shape (`cuda/tuning.cuh`).
+    pub tile_bytes: usize,
+    pub keys: u64,
+    pub values: u64,
+    pub out_keys: u64,
+    pub out_values: u64,
+    pub num_runs: u64,
+    pub n: usize,
+    pub seed: u64,
+    pub mode: RunsMode,
+    pub length_bytes: u32,
+}
+
+/// `(abs_mask, inf_bits)` of a key type: IEEE equality for float keys on the device, bitwise (0, 0)
+/// for integers.
+pub(crate) fn key_equality(dtype: DType) -> (u64, u64) {
+    match dtype {
+        DType::F16 => (0x7fff, 0x7c00),
+        DType::Bf16 => (0x7fff, 0x7f80),
+        DType::F32 => (0x7fff_ffff, 0x7f80_0000),
+        DType::F64 => (0x7fff_ffff_ffff_ffff, 0x7ff0_0000_0000_0000),
+        _ => (0, 0),
+    }
+}
+
+/// `Ok` if lengths of type `L` hold every length and offset of an input of `n` items.
+pub(crate) fn check_length_type<L: RunLength>(n: usize) -> Result<()> {
+    if n as u64 <= L::MAX_ITEMS {
+        Ok(())
+    } else {
+        Err(Error::Unsupported { operation: "run lengths narrower than the input's length", dtype: L::NAME })
+    }
+}
+
+impl Workspace {
+    /// Launches one run-based kernel over the keys of type `K`.
+    pub(crate) fn runs_raw<K: Element>(&mut self, stream: &Arc<CudaStream>, job: RunsJob) -> Result<()> {
+        if job.n == 0 {
+            // Invariant 6: an empty input writes a count of 0 and launches no kernel.
+            if job.mode.counts() {
+                // SAFETY: `num_runs` addresses at least one u64 of the caller's (checked by callers).
+                unsafe { cudarc::driver::result::memset_d8_async(job.num_runs, 0, 8, stream.cu_stream()) }?;
+            }
+            return Ok(());
+        }
+        let tuning = kernels::tuning(Algo::Runs, job.tile_bytes);
+        let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
+        let (key_abs_mask, key_inf_bits) = key_equality(K::DTYPE);
+        self.launch(stream, job.kernel, tuning, tiles, |lb, _scratch| RunsParams {
+            keys: job.keys,
+            values: job.values,
+            out_keys: job.out_keys,
+            out_values: job.out_values,
+            num_runs: job.num_runs,
+            n: job.n as u64,
+            seed: job.seed,
+            key_abs_mask,
+            key_inf_bits,
+            mode: job.mode as u32,
+            length_bytes: job.length_bytes,
+            lb,
+        })
+    }
+}
+
+/// The kernel for `(key bytes, value bytes or 0)` of the encodings and `unique_by_key`.
+pub(crate) fn positional_kernel(key_bytes: usize, value_bytes: usize) -> Result<Kernel> {
+    kernels::runs_kernel(key_bytes, value_bytes).ok_or(Error::KernelsNotBuilt)
+}

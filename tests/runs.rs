@@ -1,0 +1,340 @@
+//! The run-based primitives against the host reference: reduce_by_key (Sum, Min, Max), unique_by_key,
+//! inclusive/exclusive scan_by_key, run-length encoding (u32 and u64 lengths), run-end encoding and
+//! non-trivial runs — for several key/value type pairs, run shapes (length 1, 2, geometric, one run over
+//! many tiles, runs ending exactly at tile boundaries, all equal, all distinct, NaN keys) and sizes around
+//! tile boundaries. Outputs are poisoned, with guard items past the end that must stay untouched.
+mod common;
+
+use common::{Rng, TestElement, check_scan, gpu};
+use lookback::cudarc::driver::{CudaSlice, CudaStream};
+use lookback::half::{bf16, f16};
+use lookback::{ScanOp, Workspace, host};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+const GUARD: usize = 3;
+
+/// How the keys of a test are laid out.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// Every key differs from its neighbours.
+    Distinct,
+    /// Runs of exactly two.
+    Pairs,
+    /// Geometric run lengths of this mean.
+    Geometric(f64),
+    /// One key throughout.
+    AllEqual,
+    /// Runs of exactly one tile: every run ends on a tile boundary.
+    TileRuns,
+    /// Runs of half a tile.
+    HalfTileRuns,
+    /// Geometric runs with NaN keys sprinkled in (floats only; no-op for integers).
+    WithNans,
+}
+
+const SHAPES: [Shape; 8] = [
+    Shape::Distinct,
+    Shape::Pairs,
+    Shape::Geometric(4.0),
+    Shape::Geometric(1000.0),
+    Shape::AllEqual,
+    Shape::TileRuns,
+    Shape::HalfTileRuns,
+    Shape::WithNans,
+];
+
+fn keys<K: TestElement>(n: usize, shape: Shape, tile: usize, seed: u64) -> Vec<K> {
+    let mut rng = Rng::new(seed);
+    let mut current = 0u8;
+    let mut next = |rng: &mut Rng| {
+        // A key different from the current one.
+        current = (current + 1 + (rng.next_u64() % 98) as u8) % 100;
+        K::small(current)
+    };
+    let mut key = next(&mut rng);
+    let nan = K::random(&mut Rng::new(1), 1.0);
+    (0..n)
+        .map(|i| {
+            let new_run = match shape {
+                Shape::Distinct => true,
+                Shape::Pairs => i % 2 == 0,
+                Shape::Geometric(mean) => rng.unit() < 1.0 / mean,
+                Shape::AllEqual => false,
+                Shape::TileRuns => i % tile == 0,
+                Shape::HalfTileRuns => i % (tile / 2) == 0,
+                Shape::WithNans => {
+                    if K::ACC_EPS > 0.0 && rng.unit() < 0.05 {
+                        return nan;
+                    }
+                    rng.unit() < 0.25
+                }
+            };
+            if new_run && i > 0 {
+                key = next(&mut rng);
+            }
+            key
+        })
+        .collect()
+}
+
+fn upload_poisoned<T: TestElement>(stream: &Arc<CudaStream>, n: usize) -> CudaSlice<T> {
+    stream.clone_htod(&vec![T::poison(); n + GUARD]).unwrap()
+}
+
+/// The first `count` items of `out`, after checking that nothing past `n` was written.
+fn front<T: TestElement>(stream: &Arc<CudaStream>, out: &CudaSlice<T>, count: usize, n: usize, what: &str) -> Vec<T> {
+    let all = stream.clone_dtoh(out).unwrap();
+    assert!(all[n..].iter().all(|g| *g == T::poison()), "{what}: wrote past the output's {n} items");
+    all[..count].to_vec()
+}
+
+fn same<T: TestElement>(got: &[T], want: &[T], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| !(g == w || g.as_f64().is_nan() && w.as_f64().is_nan())) {
+        panic!("{what}: item {i}: got {:?}, want {:?}", got[i], want[i]);
+    }
+}
+
+/// Run aggregates: exact except float sums, which the look-back adds in another order than the host
+/// (bound as in `check_scan`, on the run's own magnitudes).
+fn same_aggregates<K: TestElement, V: TestElement>(
+    keys: &[K],
+    values: &[V],
+    got: &[V],
+    want: &[V],
+    op: ScanOp,
+    what: &str,
+) {
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    if op != ScanOp::Sum || V::ACC_EPS == 0.0 {
+        return same(got, want, what);
+    }
+    let (_, lengths) = host::run_length_encode(keys);
+    let mut start = 0usize;
+    for (r, &len) in lengths.iter().enumerate() {
+        let len = len as usize;
+        let abs: f64 = values[start..start + len].iter().map(|v| v.as_f64().abs()).sum();
+        let (g, w) = (got[r].as_f64(), want[r].as_f64());
+        let bound = 2.0 * (128.0 + len as f64 / 256.0) * V::ACC_EPS * abs + 2.0 * V::OUT_EPS * w.abs();
+        assert!((g - w).abs() <= bound || g == w, "{what}: run {r} (len {len}): got {g}, want {w}");
+        start += len;
+    }
+}
+
+fn check_all<K: TestElement, V: TestElement>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    n: usize,
+    shape: Shape,
+    seed: u64,
+) {
+    let tile = lookback::__private::runs_tile_items(size_of::<K>().max(size_of::<V>()));
+    let keys: Vec<K> = keys(n, shape, tile, seed);
+    let values: Vec<V> = common::random_vec(n, seed ^ 0x5555, 0.01);
+    let what = format!("{}/{} n={n} {shape:?} seed={seed}", K::DTYPE.name(), V::DTYPE.name());
+    let d_keys = stream.clone_htod(&keys).unwrap();
+    let d_values = stream.clone_htod(&values).unwrap();
+    let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+    let read_count = |c: &CudaSlice<u64>| stream.clone_dtoh(c).unwrap()[0] as usize;
+
+    for op in [ScanOp::Sum, ScanOp::Min, ScanOp::Max] {
+        let (want_k, want_v) = host::reduce_by_key(&keys, &values, op).unwrap();
+        let mut ko = upload_poisoned::<K>(stream, n);
+        let mut vo = upload_poisoned::<V>(stream, n);
+        ws.reduce_by_key_into(&d_keys, &d_values, &mut ko, &mut vo, &mut count, op).unwrap();
+        let k = read_count(&count);
+        let w = format!("reduce_by_key {op:?} {what}");
+        assert_eq!(k, want_k.len(), "{w}: runs");
+        same(&front(stream, &ko, k, n, &w), &want_k, &w);
+        same_aggregates(&keys, &values, &front(stream, &vo, k, n, &w), &want_v, op, &w);
+
+        let w = format!("inclusive_scan_by_key {op:?} {what}");
+        let want = host::inclusive_scan_by_key(&keys, &values, op).unwrap();
+        let mut out = upload_poisoned::<V>(stream, n);
+        ws.inclusive_scan_by_key_into(&d_keys, &d_values, &mut out, op).unwrap();
+        check_scan(&values, &front(stream, &out, n, n, &w), &want, op, false).unwrap_or_else(|e| panic!("{w}: {e}"));
+
+        let w = format!("exclusive_scan_by_key {op:?} {what}");
+        let init = V::small(7);
+        let want = host::exclusive_scan_by_key(&keys, &values, init, op).unwrap();
+        let mut out = upload_poisoned::<V>(stream, n);
+        ws.exclusive_scan_by_key_into(&d_keys, &d_values, &mut out, init, op).unwrap();
+        check_scan(&values, &front(stream, &out, n, n, &w), &want, op, true).unwrap_or_else(|e| panic!("{w}: {e}"));
+    }
+
+    let w = format!("unique_by_key {what}");
+    let (want_k, want_v) = host::unique_by_key(&keys, &values).unwrap();
+    let mut ko = upload_poisoned::<K>(stream, n);
+    let mut vo = upload_poisoned::<V>(stream, n);
+    ws.unique_by_key_into(&d_keys, &d_values, &mut ko, &mut vo, &mut count).unwrap();
+    let k = read_count(&count);
+    same(&front(stream, &ko, k, n, &w), &want_k, &w);
+    same(&front(stream, &vo, k, n, &w), &want_v, &w);
+
+    check_encodings::<K>(stream, ws, &keys, &d_keys, &what);
+}
+
+/// Run-length (u32 and u64), run-end and non-trivial-run encodings of `keys`.
+fn check_encodings<K: TestElement>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    keys: &[K],
+    d_keys: &CudaSlice<K>,
+    what: &str,
+) {
+    let n = keys.len();
+    let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+    let read_count = |c: &CudaSlice<u64>| stream.clone_dtoh(c).unwrap()[0] as usize;
+    let (want_values, want_lengths) = host::run_length_encode(keys);
+    let (_, want_ends) = host::run_end_encode(keys);
+    let (want_offsets, want_nt_lengths) = host::non_trivial_runs(keys);
+    let poison32 = |n: usize| stream.clone_htod(&vec![0xdead_beefu32; n + GUARD]).unwrap();
+    let poison64 = |n: usize| stream.clone_htod(&vec![0xdead_beef_dead_beefu64; n + GUARD]).unwrap();
+    let read32 = |b: &CudaSlice<u32>, k: usize| -> Vec<u64> {
+        let all = stream.clone_dtoh(b).unwrap();
+        assert!(all[n..].iter().all(|&g| g == 0xdead_beef), "{what}: wrote past the end");
+        all[..k].iter().map(|&x| x as u64).collect()
+    };
+    let read64 = |b: &CudaSlice<u64>, k: usize| -> Vec<u64> {
+        let all = stream.clone_dtoh(b).unwrap();
+        assert!(all[n..].iter().all(|&g| g == 0xdead_beef_dead_beef), "{what}: wrote past the end");
+        all[..k].to_vec()
+    };
+
+    let w = format!("run_length_encode<u32> {what}");
+    let mut vals = upload_poisoned::<K>(stream, n);
+    let mut lens = poison32(n);
+    ws.run_length_encode_into(d_keys, &mut vals, &mut lens, &mut count).unwrap();
+    let k = read_count(&count);
+    assert_eq!(k, want_values.len(), "{w}: runs");
+    same(&front(stream, &vals, k, n, &w), &want_values, &w);
+    assert_eq!(read32(&lens, k), want_lengths, "{w}: lengths");
+
+    let w = format!("run_length_encode<u64> {what}");
+    let mut lens = poison64(n);
+    ws.run_length_encode_into(d_keys, &mut vals, &mut lens, &mut count).unwrap();
+    assert_eq!(read_count(&count), want_values.len(), "{w}: runs");
+    assert_eq!(read64(&lens, k), want_lengths, "{w}: lengths");
+
+    let w = format!("run_end_encode<u32> {what}");
+    let mut vals = upload_poisoned::<K>(stream, n);
+    let mut ends = poison32(n);
+    ws.run_end_encode_into(d_keys, &mut vals, &mut ends, &mut count).unwrap();
+    assert_eq!(read_count(&count), want_values.len(), "{w}: runs");
+    same(&front(stream, &vals, k, n, &w), &want_values, &w);
+    assert_eq!(read32(&ends, k), want_ends, "{w}: ends");
+
+    let w = format!("non_trivial_runs<u64> {what}");
+    let mut offsets = poison64(n);
+    let mut lens = poison64(n);
+    ws.non_trivial_runs_into(d_keys, &mut offsets, &mut lens, &mut count).unwrap();
+    let k = read_count(&count);
+    assert_eq!(k, want_offsets.len(), "{w}: runs");
+    assert_eq!(read64(&offsets, k), want_offsets, "{w}: offsets");
+    assert_eq!(read64(&lens, k), want_nt_lengths, "{w}: lengths");
+}
+
+fn edge_sizes(tile: usize) -> Vec<usize> {
+    vec![0, 1, 2, 17, tile - 1, tile, tile + 1, 2 * tile, 3 * tile - 1, 9 * tile + 5]
+}
+
+fn edge_cases<K: TestElement, V: TestElement>() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let tile = lookback::__private::runs_tile_items(size_of::<K>().max(size_of::<V>()));
+    for (i, n) in edge_sizes(tile).into_iter().enumerate() {
+        for (s, shape) in SHAPES.into_iter().enumerate() {
+            check_all::<K, V>(&stream, &mut ws, n, shape, (i * 16 + s) as u64);
+        }
+    }
+}
+
+fn random_cases() -> impl Strategy<Value = (usize, usize, u64)> {
+    (0.0f64..22.0, 0..SHAPES.len(), any::<u64>()).prop_map(|(l, s, seed)| (2f64.powf(l) as usize, s, seed))
+}
+
+macro_rules! runs_tests {
+    ($($k:ty, $v:ty => $edge:ident, $random:ident;)*) => {$(
+        #[test]
+        fn $edge() {
+            edge_cases::<$k, $v>();
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 6, failure_persistence: None, ..ProptestConfig::default() })]
+            #[test]
+            fn $random(case in random_cases()) {
+                let Some(stream) = gpu() else { return Ok(()) };
+                let (n, s, seed) = case;
+                let mut ws = Workspace::new(&stream);
+                check_all::<$k, $v>(&stream, &mut ws, n, SHAPES[s], seed);
+            }
+        }
+    )*};
+}
+
+runs_tests! {
+    i32, i32 => edge_i32_i32, random_i32_i32;
+    u8, f64 => edge_u8_f64, random_u8_f64;
+    f16, i64 => edge_f16_i64, random_f16_i64;
+    f64, f16 => edge_f64_f16, random_f64_f16;
+    u64, u8 => edge_u64_u8, random_u64_u8;
+    bf16, f32 => edge_bf16_f32, random_bf16_f32;
+    f32, bf16 => edge_f32_bf16, random_f32_bf16;
+    i16, u16 => edge_i16_u16, random_i16_u16;
+    i8, u32 => edge_i8_u32, random_i8_u32;
+}
+
+#[test]
+fn every_key_type_encodes_like_the_host() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    fn one<K: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
+        for (s, shape) in SHAPES.into_iter().enumerate() {
+            let n = 100_000 + s;
+            let keys: Vec<K> = keys(n, shape, 4096, s as u64);
+            let d = stream.clone_htod(&keys).unwrap();
+            check_encodings::<K>(stream, ws, &keys, &d, &format!("{} {shape:?}", K::DTYPE.name()));
+        }
+    }
+    one::<i8>(&stream, &mut ws);
+    one::<i16>(&stream, &mut ws);
+    one::<i32>(&stream, &mut ws);
+    one::<i64>(&stream, &mut ws);
+    one::<u8>(&stream, &mut ws);
+    one::<u16>(&stream, &mut ws);
+    one::<u32>(&stream, &mut ws);
+    one::<u64>(&stream, &mut ws);
+    one::<f32>(&stream, &mut ws);
+    one::<f64>(&stream, &mut ws);
+    one::<f16>(&stream, &mut ws);
+    one::<bf16>(&stream, &mut ws);
+}
+
+#[test]
+fn one_shot_forms_match_the_into_forms() {
+    let Some(stream) = gpu() else { return };
+    let keys: Vec<u32> = keys(50_000, Shape::Geometric(3.0), 4096, 9);
+    let values: Vec<f32> = common::random_vec(50_000, 10, 0.0);
+    let (dk, dv) = (stream.clone_htod(&keys).unwrap(), stream.clone_htod(&values).unwrap());
+    let rbk = lookback::reduce_by_key(&dk, &dv, ScanOp::Max).unwrap();
+    assert_eq!(rbk.to_vecs().unwrap(), host::reduce_by_key(&keys, &values, ScanOp::Max).unwrap());
+    let ubk = lookback::unique_by_key(&dk, &dv).unwrap();
+    assert_eq!(ubk.to_vecs().unwrap(), host::unique_by_key(&keys, &values).unwrap());
+    let rle = lookback::run_length_encode::<u32, u64, _>(&dk).unwrap();
+    assert_eq!(rle.to_vecs().unwrap(), host::run_length_encode(&keys));
+    let ree = lookback::run_end_encode::<u32, u64, _>(&dk).unwrap();
+    assert_eq!(ree.to_vecs().unwrap(), host::run_end_encode(&keys));
+    let ntr = lookback::non_trivial_runs::<u32, u64, _>(&dk).unwrap();
+    assert_eq!(ntr.to_vecs().unwrap(), host::non_trivial_runs(&keys));
+    let mins = lookback::inclusive_scan_by_key(&dk, &dv, ScanOp::Min).unwrap();
+    assert_eq!(stream.clone_dtoh(&mins).unwrap(), host::inclusive_scan_by_key(&keys, &values, ScanOp::Min).unwrap());
+    let maxs = lookback::exclusive_scan_by_key(&dk, &dv, -1.0, ScanOp::Max).unwrap();
+    assert_eq!(
+        stream.clone_dtoh(&maxs).unwrap(),
+        host::exclusive_scan_by_key(&keys, &values, -1.0, ScanOp::Max).unwrap()
+    );
+    let empty = stream.alloc_zeros::<u32>(0).unwrap();
+    assert!(lookback::run_length_encode::<u32, u32, _>(&empty).unwrap().is_empty());
+}
