@@ -338,3 +338,17 @@ fn one_shot_forms_match_the_into_forms() {
     let empty = stream.alloc_zeros::<u32>(0).unwrap();
     assert!(lookback::run_length_encode::<u32, u32, _>(&empty).unwrap().is_empty());
 }
+
+/// A few sizes and shapes of two type pairs: small enough for compute-sanitizer's racecheck.
+#[test]
+fn sanitizer_cases() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    for (i, shape) in [Shape::Geometric(4.0), Shape::TileRuns, Shape::WithNans].into_iter().enumerate() {
+        let tile = lookback::__private::runs_tile_items(4);
+        for n in [1, tile + 1, 3 * tile - 1] {
+            check_all::<i32, i32>(&stream, &mut ws, n, shape, i as u64);
+            check_all::<f64, f16>(&stream, &mut ws, n, shape, i as u64 + 7);
+        }
+    }
+}
