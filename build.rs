@@ -184,7 +184,9 @@ fn compile_all(nvcc: &Path, sources: &[PathBuf], out_dir: &Path) -> Vec<PathBuf>
 
 fn compile_one(nvcc: &Path, flags: &[String], src: &Path, out: &Path) -> Result<(), String> {
     let mut cmd = Command::new(nvcc);
-    cmd.args(["-fatbin", "-std=c++17", "-O3", "--expt-relaxed-constexpr"])
+    // -compress-all: the fatbins are embedded in every binary that links the crate; compressed they are
+    // about 4x smaller (the driver decompresses them when the module loads).
+    cmd.args(["-fatbin", "-std=c++17", "-O3", "--expt-relaxed-constexpr", "-Xfatbin=-compress-all"])
         .args(flags)
         // Extra flags for experiments (e.g. -D switches), split on whitespace.
         .args(env::var("LOOKBACK_NVCC_FLAGS").unwrap_or_default().split_whitespace())
