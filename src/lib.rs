@@ -11,6 +11,8 @@
 //! | [`select_if`], [`select_flagged`], [`unique`] (+ `_into`, `_in_place`) | order-preserving compaction |
 //! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask (multi-column selection) |
 //! | [`partition_if`], `Workspace::partition_if_{reversed,stable,split}_into` | partitions in three layouts |
+//! | [`reduce_by_key`], [`unique_by_key`], [`inclusive_scan_by_key`], [`exclusive_scan_by_key`] (+ `Workspace::*_into`) | keyed primitives over runs of equal adjacent keys |
+//! | [`run_length_encode`], [`run_end_encode`], [`non_trivial_runs`] (+ `Workspace::*_into`) | run encodings; lengths are [`RunLength`] (`u32`/`u64`); results are [`Runs`] |
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`ScanOp`] | `Sum`, `Min`, `Max` for every type; `BitAnd`, `BitOr`, `BitXor` for integers |
@@ -24,7 +26,10 @@
 //! ## Guarantees
 //! * Selected items keep their input order; in-place selection is safe because a tile writes only after
 //!   every earlier tile has finished reading (see `cuda/agent_select.cuh`). Partitions are not in-place.
-//! * `unique` compares floats with IEEE `==`: `-0.0 == 0.0`, every NaN is kept.
+//! * `unique` and the keyed/run primitives compare floats with IEEE `==`: `-0.0 == 0.0`, and a NaN equals
+//!   nothing (every NaN is kept by `unique`, and is a run of its own). `reduce_by_key` and `unique_by_key`
+//!   output the first key of each run.
+//! * The keyed and run primitives are not in place: an output overlapping an input is [`Error::Overlap`].
 //! * Counts and offsets are 64-bit: more than 2^32 items work.
 //!
 //! ## Numerics

@@ -1,4 +1,4 @@
-//! The selection example of README.md, kept compiling and correct.
+//! The selection, partition and keyed examples of README.md, kept compiling and correct (copied verbatim).
 mod common;
 
 use lookback::Pred;
@@ -21,4 +21,35 @@ fn clean(stream: &std::sync::Arc<lookback::cudarc::driver::CudaStream>) -> lookb
 fn readme_selection_example() {
     let Some(stream) = common::gpu() else { return };
     clean(&stream).unwrap();
+}
+
+fn split(stream: &std::sync::Arc<lookback::cudarc::driver::CudaStream>) -> lookback::Result<()> {
+    let input = stream.clone_htod(&[5i32, -3, 8, -1, 0, 7])?;
+    let parts = lookback::partition_if(&input, &Pred::gt(0))?;
+    assert_eq!(parts.num_selected(), 3);
+    assert_eq!(stream.clone_dtoh(&parts.selected())?, [5, 8, 7]);
+    assert_eq!(stream.clone_dtoh(&parts.rejected())?, [-3, -1, 0]);
+    Ok(())
+}
+
+fn per_sensor(stream: &std::sync::Arc<lookback::cudarc::driver::CudaStream>) -> lookback::Result<()> {
+    use lookback::ScanOp;
+    let sensor = stream.clone_htod(&[7u32, 7, 7, 9, 9, 4])?; // sorted by sensor
+    let value = stream.clone_htod(&[1.5f32, 2.5, 2.5, 10.0, 12.0, -1.0])?;
+    let sums = lookback::reduce_by_key(&sensor, &value, ScanOp::Sum)?;
+    assert_eq!(sums.to_vecs()?, (vec![7, 9, 4], vec![6.5, 22.0, -1.0]));
+    let counts = lookback::run_length_encode::<u32, u32, _>(&sensor)?;
+    assert_eq!(counts.to_vecs()?, (vec![7, 9, 4], vec![3, 2, 1]));
+    let repeats = lookback::non_trivial_runs::<f32, u64, _>(&value)?; // (offset, length)
+    assert_eq!(repeats.to_vecs()?, (vec![1], vec![2]));
+    let running_max = lookback::inclusive_scan_by_key(&sensor, &value, ScanOp::Max)?;
+    assert_eq!(stream.clone_dtoh(&running_max)?, [1.5, 2.5, 2.5, 10.0, 12.0, -1.0]);
+    Ok(())
+}
+
+#[test]
+fn readme_partition_and_keyed_examples() {
+    let Some(stream) = common::gpu() else { return };
+    split(&stream).unwrap();
+    per_sensor(&stream).unwrap();
 }
