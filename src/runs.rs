@@ -82,22 +82,78 @@ impl<A, B> Runs<A, B> {
         Runs { first, second, len }
     }
     /// Number of entries (runs, or non-trivial runs).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let input = stream.clone_htod(&[1i8, 1, 2])?;
+    /// assert_eq!(lookback::run_length_encode::<i8, u32, _>(&input)?.len(), 2);
+    /// # Ok(()) }
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
-    /// Whether there are none (an empty input).
+    /// Whether there are none (an empty input, or no non-trivial run).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let input = stream.clone_htod(&[1i8, 2, 3])?;
+    /// assert!(lookback::non_trivial_runs::<i8, u32, _>(&input)?.is_empty());
+    /// # Ok(()) }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
     /// The first column: keys, or run values, or offsets.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let keys = stream.clone_htod(&[4u16, 4, 6])?;
+    /// let values = stream.clone_htod(&[1u64, 2, 3])?;
+    /// let sums = lookback::reduce_by_key(&keys, &values, lookback::ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&sums.first())?, [4, 6]);
+    /// # Ok(()) }
+    /// ```
     pub fn first(&self) -> CudaView<'_, A> {
         self.first.slice(..self.len)
     }
     /// The second column: aggregates, values, lengths or ends.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let keys = stream.clone_htod(&[4u16, 4, 6])?;
+    /// let values = stream.clone_htod(&[1u64, 2, 3])?;
+    /// let sums = lookback::reduce_by_key(&keys, &values, lookback::ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&sums.second())?, [3, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn second(&self) -> CudaView<'_, B> {
         self.second.slice(..self.len)
     }
     /// Both whole buffers and the number of entries at their front.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let input = stream.clone_htod(&[0.5f32, 0.5, 1.0])?;
+    /// let (values, ends, len) = lookback::run_end_encode::<f32, u64, _>(&input)?.into_parts();
+    /// assert_eq!((values.len(), ends.len(), len), (3, 3, 2));
+    /// assert_eq!(stream.clone_dtoh(&ends.slice(..len))?, [2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn into_parts(self) -> (CudaSlice<A>, CudaSlice<B>, usize) {
         (self.first, self.second, self.len)
     }
@@ -108,6 +164,18 @@ impl<A: DeviceRepr, B: DeviceRepr> Runs<A, B> {
     ///
     /// # Errors
     /// [`Error::Driver`] if a copy fails.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// let keys = stream.clone_htod(&[9u8, 9, 1])?;
+    /// let values = stream.clone_htod(&[2.0f64, 3.0, 4.0])?;
+    /// let firsts = lookback::unique_by_key(&keys, &values)?;
+    /// assert_eq!(firsts.to_vecs()?, (vec![9, 1], vec![2.0, 4.0]));
+    /// # Ok(()) }
+    /// ```
     pub fn to_vecs(&self) -> Result<(Vec<A>, Vec<B>)> {
         let stream = self.first.stream();
         Ok((stream.clone_dtoh(&self.first())?, stream.clone_dtoh(&self.second())?))
