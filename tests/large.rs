@@ -44,7 +44,7 @@ fn run_length_encode_beyond_four_billion_items() {
     input[..8].copy_from_slice(&[1, 1, 2, 3, 3, 3, 1, 2]);
     input[N - 8..].copy_from_slice(&[5, 5, 6, 7, 7, 7, 7, 5]);
     let want = host::run_length_encode(&input);
-    assert!(*want.1.last().unwrap() > u32::MAX as u64, "the last run must need a u64 length");
+    assert!(want.1.iter().any(|&len| len > u32::MAX as u64), "a run must need a u64 length");
     let d_in = stream.clone_htod(&input).unwrap();
     let too_narrow = lookback::run_length_encode::<u8, u32, _>(&d_in);
     assert!(matches!(too_narrow, Err(lookback::Error::Unsupported { .. })), "{too_narrow:?}");
