@@ -165,7 +165,7 @@ fn compile_all(nvcc: &Path, sources: &[PathBuf], out_dir: &Path) -> Vec<PathBuf>
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(src) = sources.get(i) else { break };
-                    if let Err(msg) = compile_one(nvcc, &flags, src, &outputs[i]) {
+                    if let Err(msg) = compile_cached(nvcc, &flags, src, &outputs[i], out_dir) {
                         failures.lock().expect("no panics while holding the lock").push(msg);
                     }
                 }
@@ -180,6 +180,47 @@ fn compile_all(nvcc: &Path, sources: &[PathBuf], out_dir: &Path) -> Vec<PathBuf>
         panic!("lookback build: nvcc failed on {} file(s); see the commands and errors above", failures.len());
     }
     outputs
+}
+
+/// `compile_one` through a cache shared by every profile of one target directory: `cargo clippy`,
+/// `cargo test` and `cargo build --release` each run this script with their own OUT_DIR, and nvcc is by far
+/// the slowest part of a build. The key hashes every file of `cuda/`, the flags, the nvcc path and the
+/// source name, so any change recompiles.
+fn compile_cached(nvcc: &Path, flags: &[String], src: &Path, out: &Path, out_dir: &Path) -> Result<(), String> {
+    use std::hash::{Hash, Hasher};
+    // OUT_DIR is <target>/<profile>/build/<package>-<hash>/out.
+    let Some(cache_dir) = out_dir.ancestors().nth(4).map(|t| t.join("lookback-nvcc-cache")) else {
+        return compile_one(nvcc, flags, src, out);
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut dirs = vec![PathBuf::from("cuda")];
+    while let Some(d) = dirs.pop() {
+        for e in fs::read_dir(&d).map_err(|e| format!("lookback build: cannot read {}: {e}", d.display()))?.flatten() {
+            let p = e.path();
+            if p.is_dir() { dirs.push(p) } else { files.push(p) }
+        }
+    }
+    files.sort();
+    for f in &files {
+        f.hash(&mut hasher);
+        fs::read(f).map_err(|e| format!("lookback build: cannot read {}: {e}", f.display()))?.hash(&mut hasher);
+    }
+    (nvcc, flags, src, env::var("LOOKBACK_NVCC_FLAGS").unwrap_or_default()).hash(&mut hasher);
+    let stem = src.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let cached = cache_dir.join(format!("{stem}-{:016x}.fatbin", hasher.finish()));
+    if fs::copy(&cached, out).is_ok() {
+        return Ok(());
+    }
+    compile_one(nvcc, flags, src, out)?;
+    // Best effort: a failed cache write only costs a recompile next time. Written under a temporary name
+    // and renamed, so a concurrent build never copies a half-written file.
+    let _ = fs::create_dir_all(&cache_dir);
+    let partial = cached.with_extension(format!("partial{}", std::process::id()));
+    if fs::copy(out, &partial).is_ok() {
+        let _ = fs::rename(&partial, &cached);
+    }
+    Ok(())
 }
 
 fn compile_one(nvcc: &Path, flags: &[String], src: &Path, out: &Path) -> Result<(), String> {
