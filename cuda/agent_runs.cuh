@@ -98,15 +98,119 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     using Pair = RunPair<A>;
     using POp = std::conditional_t<VALUED, PairOp<Op, true>, PairOp<OpMax, false>>;
 
+    // Staged run outputs (see `stage` and `store_staged`). Slot s is the run whose head is the tile's s-th
+    // counted head (s >= 1); slot 0 is a run that started in an earlier tile and ends in this one. Keys and
+    // values of slots >= 1 reuse the input tiles at index s - 1; slot 0's data is kept apart because it is
+    // completed only with the look-back's exclusive prefix.
+    static constexpr bool POSITIONS = !HAS_VALUES;  // the encodings (unique_by_key needs no positions)
     struct Storage {
-        uint4 keys[KeyIO::TILE_CHUNKS];
-        uint4 values[HAS_VALUES ? ValIO::TILE_CHUNKS : 1];  // the loaded values, later a scan's results
+        uint4 keys[KeyIO::TILE_CHUNKS];                     // the loaded keys, later staged run keys
+        uint4 values[HAS_VALUES ? ValIO::TILE_CHUNKS : 1];  // the loaded values, later a scan's results or staged run values
+        uint16_t starts[POSITIONS ? TILE_ITEMS : 1];        // encodings: tile-local index of each run's head
+        uint16_t ends[POSITIONS ? TILE_ITEMS : 1];          // encodings: tile-local index one past each run's tail
         BlockScanStorage<Pair, WARPS> scan;
         Pair exclusive;
+        A slot0_value;      // reduce: the reduction of slot 0's items in this tile
         uint64_t tile_id;
+        uint32_t slot0_end;  // encodings: tile-local end of slot 0
+        uint32_t first_written;  // slot 0 has a result
+        uint32_t last_written;   // the highest slot has a result (its run ends in this tile)
         K before_tile;  // key start-1 (when start > 0)
         K after_tile;   // key start+valid (when it exists)
     };
+
+    // Warp 0: the tile's exclusive prefix from its predecessors; publishes the inclusive prefix.
+    static __device__ __forceinline__ void lookback_and_publish(const PairState<Pair>& state, uint64_t tile,
+                                                                const Pair& aggregate, Storage& s,
+                                                                const LookbackParams& lb) {
+        Pair exclusive = POp::template identity<Pair>();
+        if (tile == 0) {
+            if (lane_id() == 0) state.publish(tile, STATUS_P, aggregate);
+        } else {
+            if (lane_id() == 0) state.publish(tile, STATUS_A, aggregate);
+            exclusive = warp_lookback<POp, Pair>(state, tile, lb.first_poll_ns, lb.poll_ns);
+            if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+        }
+        if (lane_id() == 0) s.exclusive = exclusive;
+    }
+
+    // Writes this thread's run outputs to their tile-local slots: a counted head opens slot
+    // `local count` (key, start, or the unique value); the item that ends a run closes it (reduction, end).
+    template <class Item>
+    static __device__ __forceinline__ void stage(const RunsParams& p, Storage& s, const K (&k)[IPT], const V (&v)[IPT],
+                                                 uint32_t heads, uint32_t tails, Pair running, const Pair& aggregate,
+                                                 Item&& item, int first, int valid) {
+        K* keys = reinterpret_cast<K*>(s.keys);
+        V* vals = reinterpret_cast<V*>(s.values);
+        const bool non_trivial = !VALUED && p.mode == RUNS_NON_TRIVIAL;
+#pragma unroll
+        for (int j = 0; j < IPT; ++j) {
+            if (first + j >= valid) break;
+            const Pair incl = POp::apply(running, item(j));
+            running = incl;
+            const bool head = (heads >> j) & 1u, tail = (tails >> j) & 1u;
+            const uint32_t slot = (uint32_t)incl.count;  // tile-local: 0 = the run carried in
+            const bool opens = non_trivial ? head && !tail : head;
+            const bool closes = non_trivial ? tail && !head : tail;
+            if (opens) {
+                if (!non_trivial) keys[slot - 1] = k[j];
+                if constexpr (POSITIONS) s.starts[slot - 1] = (uint16_t)(first + j);
+                if constexpr (!VALUED && HAS_VALUES) {
+                    if (p.mode == RUNS_UNIQUE) vals[slot - 1] = v[j];
+                }
+            }
+            if (closes && !(!VALUED && p.mode == RUNS_UNIQUE)) {
+                if (slot == 0) {
+                    s.first_written = 1;
+                    if constexpr (VALUED) s.slot0_value = incl.value;
+                    else if constexpr (POSITIONS) s.slot0_end = (uint32_t)(first + j + 1);
+                } else {
+                    if constexpr (VALUED) vals[slot - 1] = Acc<V>::store(incl.value);
+                    else if constexpr (POSITIONS) s.ends[slot - 1] = (uint16_t)(first + j + 1);
+                }
+                if (slot == aggregate.count) s.last_written = 1;
+            }
+        }
+    }
+
+    // Stores the staged outputs of slots 1..H (keys, unique values) and of the slots whose runs end in
+    // this tile (results), striped across the block: consecutive threads, consecutive addresses.
+    static __device__ __forceinline__ void store_staged(const RunsParams& p, Storage& s, const Pair& aggregate,
+                                                        uint64_t start, int valid) {
+        const Pair exclusive = s.exclusive;
+        const uint64_t base = exclusive.count;  // global slot of tile-local slot 1
+        const int H = (int)aggregate.count;
+        const bool non_trivial = !VALUED && p.mode == RUNS_NON_TRIVIAL;
+        const bool unique = !VALUED && p.mode == RUNS_UNIQUE;
+        const K* keys = reinterpret_cast<const K*>(s.keys);
+        const V* vals = reinterpret_cast<const V*>(s.values);
+        if (!non_trivial) {
+            K* out = static_cast<K*>(p.out_keys) + base;
+            for (int i = threadIdx.x; i < H; i += BLOCK_THREADS) out[i] = keys[i];
+        }
+        if (threadIdx.x == 0 && start + valid == p.n) *p.num_runs = exclusive.count + aggregate.count;
+        if constexpr (!VALUED && HAS_VALUES) {
+            if (unique) {
+                V* out = static_cast<V*>(p.out_values) + base;
+                for (int i = threadIdx.x; i < H; i += BLOCK_THREADS) out[i] = vals[i];
+                return;
+            }
+        }
+        const int lo = s.first_written ? 0 : 1;
+        const int hi = H + (s.last_written ? 1 : 0);
+        for (int i = lo + (int)threadIdx.x; i < hi; i += BLOCK_THREADS) {
+            const uint64_t r = base + i - 1;
+            if constexpr (VALUED) {
+                static_cast<V*>(p.out_values)[r] =
+                    i == 0 ? Acc<V>::store(Op::apply(exclusive.value, s.slot0_value)) : vals[i - 1];
+            } else if constexpr (POSITIONS) {
+                const uint64_t run_start = i == 0 ? (uint64_t)exclusive.value : start + s.starts[i - 1];
+                const uint64_t run_end = start + (i == 0 ? s.slot0_end : (uint32_t)s.ends[i - 1]);
+                if (non_trivial) put_index(p.out_keys, r, run_start, p.length_bytes);
+                put_index(p.out_values, r, p.mode == RUNS_ENDS ? run_end : run_end - run_start, p.length_bytes);
+            }
+        }
+    }
 
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
         if (bytes == 4) static_cast<uint32_t*>(base)[at] = (uint32_t)x;
@@ -116,7 +220,11 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     static __device__ __forceinline__ void run(const RunsParams& p) {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
-        if (threadIdx.x == 0) s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        if (threadIdx.x == 0) {
+            s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+            s.first_written = 0;
+            s.last_written = 0;
+        }
         __syncthreads();
         const uint64_t tile = s.tile_id;
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
@@ -181,66 +289,43 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             return x;
         };
 
-        // 3. Reduce the thread's items, scan the block, publish, look back.
+        // 3. Reduce the thread's items, scan the block (tile-local pairs), publish the tile's aggregate.
         Pair own = POp::template identity<Pair>();
 #pragma unroll
         for (int j = 0; j < IPT; ++j) own = POp::apply(own, item(j));
         Pair aggregate;
         const Pair thread_prefix = block_exclusive_scan<POp>(own, aggregate, s.scan);
+        // From here on the input tiles are free: every thread read its items and its neighbours' keys
+        // before the block scan's barrier.
         const PairState<Pair> state{lb.status, lb.values, lb.epoch};
-        if (warp_id() == 0) {
-            Pair exclusive = POp::template identity<Pair>();
-            if (tile == 0) {
-                if (lane_id() == 0) state.publish(tile, STATUS_P, aggregate);
-            } else {
-                if (lane_id() == 0) state.publish(tile, STATUS_A, aggregate);
-                exclusive = warp_lookback<POp, Pair>(state, tile, lb.first_poll_ns, lb.poll_ns);
-                if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
-            }
-            if (lane_id() == 0) s.exclusive = exclusive;
-        }
-        __syncthreads();
-
-        // 4. Walk the items again with their running pairs and write the results.
-        Pair running = POp::apply(s.exclusive, thread_prefix);
-        K* out_keys = static_cast<K*>(p.out_keys);
         const bool scan = VALUED && p.mode != RUNS_REDUCE;
+
+        if (!scan) {
+            // 4. Warp 0 looks back while the other warps stage their runs' outputs in shared memory at
+            //    tile-local slots (which need no prefix); then everything is stored coalesced.
+            if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
+            stage(p, s, k, v, heads, tails, thread_prefix, aggregate, item, first, valid);
+            __syncthreads();
+            store_staged(p, s, aggregate, start, valid);
+            return;
+        }
+
+        // 4'. Scans: every item's result depends on the prefix; wait for it.
+        if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
+        __syncthreads();
+        Pair running = POp::apply(s.exclusive, thread_prefix);
 #pragma unroll
         for (int j = 0; j < IPT; ++j) {
             if (first + j >= valid) break;
-            const uint64_t g = start + first + j;
             const Pair incl = POp::apply(running, item(j));
-            const bool head = (heads >> j) & 1u, tail = (tails >> j) & 1u;
-            const uint64_t r = incl.count - 1;  // the run's slot (meaningless where nothing is written)
             if constexpr (VALUED) {
-                if (p.mode == RUNS_REDUCE) {
-                    if (head) out_keys[r] = k[j];
-                    if (tail) static_cast<V*>(p.out_values)[r] = Acc<V>::store(incl.value);
-                } else if (p.mode == RUNS_SCAN_INCLUSIVE) {
+                if (p.mode == RUNS_SCAN_INCLUSIVE) {
                     v[j] = Acc<V>::store(incl.value);
                 } else {
                     const A seed = Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
-                    v[j] = Acc<V>::store(head ? seed : Op::apply(seed, running.value));
-                }
-            } else {
-                const uint64_t head_at = incl.value;
-                if (p.mode == RUNS_NON_TRIVIAL) {
-                    if (tail && !head) {
-                        put_index(p.out_keys, r, head_at, p.length_bytes);
-                        put_index(p.out_values, r, g - head_at + 1, p.length_bytes);
-                    }
-                } else {
-                    if (head) out_keys[r] = k[j];
-                    if (p.mode == RUNS_UNIQUE) {
-                        if constexpr (HAS_VALUES) {
-                            if (head) static_cast<V*>(p.out_values)[r] = v[j];
-                        }
-                    } else if (tail) {
-                        put_index(p.out_values, r, p.mode == RUNS_ENDS ? g + 1 : g - head_at + 1, p.length_bytes);
-                    }
+                    v[j] = Acc<V>::store((heads >> j) & 1u ? seed : Op::apply(seed, running.value));
                 }
             }
-            if (!scan && g + 1 == p.n) *p.num_runs = incl.count;
             running = incl;
         }
 
