@@ -365,6 +365,16 @@ fn generate(
         }
     }
     g += "        _ => None,\n    }\n}\n\n";
+    let partition3_image = image_of("partition3");
+    g += "/// The three-way partition kernel of a type.\n";
+    g += "pub(crate) const fn partition3_kernel(ty: DType) -> Kernel {\n    match ty {\n";
+    for t in types {
+        let name = format!("lookback_partition3_{}", t[0]);
+        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {partition3_image} }},", camel(&t[0]))
+            .unwrap();
+        names.push(name);
+    }
+    g += "    }\n}\n\n";
     g += "/// Every kernel name in the table (for the test that loads them all).\n#[allow(unreachable_pub)]\n";
     writeln!(g, "pub const ALL_KERNELS: [&str; {}] = [", names.len()).unwrap();
     for n in &names {

@@ -27,11 +27,18 @@
 #include "tile_io.cuh"
 #include "tuning.cuh"
 
+
 namespace lookback {
 
-// A run count and a payload (the running value of the current run, or the latest head's index).
+// A run count and a payload (the running value of the current run, or the latest head's index): the
+// look-back state, with 64-bit counts and positions.
 template <class V> struct RunPair {
     uint64_t count;
+    V value;
+};
+// The same within a tile, where counts and positions fit 32 bits: half the shuffles in the block scan.
+template <class V> struct LocalPair {
+    uint32_t count;
     V value;
 };
 
@@ -74,6 +81,10 @@ template <> struct ValueBits<0> { using type = NoValues; };
 
 // KB: key bytes. V: the value type. VALUED: values are reduced with Op (keyed reductions and scans);
 // otherwise they are only carried (unique_by_key) or absent (V = NoValues: the encodings).
+//
+// Per thread, heads and tails are bit masks, so counts are popcounts; the tile is scanned with 32-bit
+// tile-local pairs (encodings: the tile-local index + 1 of the latest head, 0 for none), and only the
+// tile's aggregate and the look-back use 64-bit pairs.
 template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     using K = typename Bits<KB>::type;
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
@@ -82,9 +93,18 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     using Shape = typename Tuning<Algo::runs, MAXB>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
     static constexpr int WARPS = BLOCK_THREADS / 32;
-    // Half of an SM's 2048 threads resident: caps registers at 64 per thread. Uncapped, ptxas takes 70-106
-    // and only two or three blocks fit, too few loads in flight while tiles look back.
-    static constexpr int MIN_BLOCKS = 1024 / BLOCK_THREADS;
+    // Resident threads per SM the kernels are compiled for (registers: 65536 / that). Measured on the H200
+    // at 2^28 i32 (benches/NOTES.md): 1024 (64 registers, no spills) is best where values are carried
+    // (reduce_by_key 1329 us against 1775 at 1536 and 2244 at 2048: spills); the encodings, which have no
+    // value column, are faster at 1536 (RLE 1197 -> 1007 us; 2048: 1133), except with 8-byte keys, whose
+    // sixteen keys per thread alone spill at 42 registers. Uncapped, ptxas took 70-106
+    // registers and only two or three blocks fit. -DLOOKBACK_RUNS_MIN_THREADS=N overrides both.
+#ifdef LOOKBACK_RUNS_MIN_THREADS
+    static constexpr int MIN_THREADS = LOOKBACK_RUNS_MIN_THREADS;
+#else
+    static constexpr int MIN_THREADS = (HAS_VALUES || KB == 8) ? 1024 : 1536;
+#endif
+    static constexpr int MIN_BLOCKS = MIN_THREADS / BLOCK_THREADS;
     static constexpr int IPT = 16;  // items per thread, whatever the sizes (tuning.cuh)
     using KeyIO = TileIO<K, BLOCK_THREADS, KB>;
     using ValIO = TileIO<V, BLOCK_THREADS, HAS_VALUES ? VB : 1>;
@@ -93,9 +113,12 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
                   "keys and values move in whole chunks of 16 items per thread");
     static_assert(TILE_ITEMS == BLOCK_THREADS * Shape::CHUNKS_PER_THREAD * 16 / MAXB,
                   "the launcher sizes grids from the tuning row of max(key, value) bytes");
+    static_assert(TILE_ITEMS < 65536, "tile-local positions are staged as 16 bits");
 
     using A = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
     using Pair = RunPair<A>;
+    using Local = LocalPair<std::conditional_t<VALUED, A, uint32_t>>;
+    // One operator for both pair widths: segmented for values, max for head positions.
     using POp = std::conditional_t<VALUED, PairOp<Op, true>, PairOp<OpMax, false>>;
 
     // Staged run outputs (see `stage` and `store_staged`). Slot s is the run whose head is the tile's s-th
@@ -105,14 +128,14 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     static constexpr bool POSITIONS = !HAS_VALUES;  // the encodings (unique_by_key needs no positions)
     struct Storage {
         uint4 keys[KeyIO::TILE_CHUNKS];                     // the loaded keys, later staged run keys
-        uint4 values[HAS_VALUES ? ValIO::TILE_CHUNKS : 1];  // the loaded values, later a scan's results or staged run values
+        uint4 values[HAS_VALUES ? ValIO::TILE_CHUNKS : 1];  // the loaded values, later results or staged run values
         uint16_t starts[POSITIONS ? TILE_ITEMS : 1];        // encodings: tile-local index of each run's head
         uint16_t ends[POSITIONS ? TILE_ITEMS : 1];          // encodings: tile-local index one past each run's tail
-        BlockScanStorage<Pair, WARPS> scan;
+        BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
-        A slot0_value;      // reduce: the reduction of slot 0's items in this tile
+        A slot0_value;       // reduce: the reduction of slot 0's items in this tile
         uint64_t tile_id;
-        uint32_t slot0_end;  // encodings: tile-local end of slot 0
+        uint32_t slot0_end;      // encodings: tile-local end of slot 0
         uint32_t first_written;  // slot 0 has a result
         uint32_t last_written;   // the highest slot has a result (its run ends in this tile)
         K before_tile;  // key start-1 (when start > 0)
@@ -134,52 +157,56 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         if (lane_id() == 0) s.exclusive = exclusive;
     }
 
-    // Writes this thread's run outputs to their tile-local slots: a counted head opens slot
-    // `local count` (key, start, or the unique value); the item that ends a run closes it (reduction, end).
-    template <class Item>
+    // Writes this thread's run outputs to their tile-local slots: a counted head opens slot `local count`
+    // (key, start, or the unique value); the item that ends a run closes it (reduction, end). `prefix` is
+    // the thread's exclusive tile-local pair.
     static __device__ __forceinline__ void stage(const RunsParams& p, Storage& s, const K (&k)[IPT], const V (&v)[IPT],
-                                                 uint32_t heads, uint32_t tails, Pair running, const Pair& aggregate,
-                                                 Item&& item, int first, int valid) {
+                                                 uint32_t heads, uint32_t tails, uint32_t counted, Local prefix,
+                                                 uint32_t tile_runs, int first, int valid) {
         K* keys = reinterpret_cast<K*>(s.keys);
         V* vals = reinterpret_cast<V*>(s.values);
         const bool non_trivial = !VALUED && p.mode == RUNS_NON_TRIVIAL;
+        const bool unique = !VALUED && p.mode == RUNS_UNIQUE;
+        [[maybe_unused]] A run_value = prefix.value;  // reduce: the current run's value so far (tile-local)
 #pragma unroll
         for (int j = 0; j < IPT; ++j) {
             if (first + j >= valid) break;
-            const Pair incl = POp::apply(running, item(j));
-            running = incl;
             const bool head = (heads >> j) & 1u, tail = (tails >> j) & 1u;
-            const uint32_t slot = (uint32_t)incl.count;  // tile-local: 0 = the run carried in
+            const uint32_t slot = prefix.count + __popc(counted & ((2u << j) - 1u));  // 0 = the run carried in
+            if constexpr (VALUED) {
+                const A x = Acc<V>::load(v[j]);
+                run_value = head ? x : Op::apply(run_value, x);
+            }
             const bool opens = non_trivial ? head && !tail : head;
-            const bool closes = non_trivial ? tail && !head : tail;
+            const bool closes = !unique && (non_trivial ? tail && !head : tail);
             if (opens) {
                 if (!non_trivial) keys[slot - 1] = k[j];
                 if constexpr (POSITIONS) s.starts[slot - 1] = (uint16_t)(first + j);
                 if constexpr (!VALUED && HAS_VALUES) {
-                    if (p.mode == RUNS_UNIQUE) vals[slot - 1] = v[j];
+                    if (unique) vals[slot - 1] = v[j];
                 }
             }
-            if (closes && !(!VALUED && p.mode == RUNS_UNIQUE)) {
+            if (closes) {
                 if (slot == 0) {
                     s.first_written = 1;
-                    if constexpr (VALUED) s.slot0_value = incl.value;
+                    if constexpr (VALUED) s.slot0_value = run_value;
                     else if constexpr (POSITIONS) s.slot0_end = (uint32_t)(first + j + 1);
                 } else {
-                    if constexpr (VALUED) vals[slot - 1] = Acc<V>::store(incl.value);
+                    if constexpr (VALUED) vals[slot - 1] = Acc<V>::store(run_value);
                     else if constexpr (POSITIONS) s.ends[slot - 1] = (uint16_t)(first + j + 1);
                 }
-                if (slot == aggregate.count) s.last_written = 1;
+                if (slot == tile_runs) s.last_written = 1;
             }
         }
     }
 
     // Stores the staged outputs of slots 1..H (keys, unique values) and of the slots whose runs end in
     // this tile (results), striped across the block: consecutive threads, consecutive addresses.
-    static __device__ __forceinline__ void store_staged(const RunsParams& p, Storage& s, const Pair& aggregate,
+    static __device__ __forceinline__ void store_staged(const RunsParams& p, Storage& s, uint32_t tile_runs,
                                                         uint64_t start, int valid) {
         const Pair exclusive = s.exclusive;
         const uint64_t base = exclusive.count;  // global slot of tile-local slot 1
-        const int H = (int)aggregate.count;
+        const int H = (int)tile_runs;
         const bool non_trivial = !VALUED && p.mode == RUNS_NON_TRIVIAL;
         const bool unique = !VALUED && p.mode == RUNS_UNIQUE;
         const K* keys = reinterpret_cast<const K*>(s.keys);
@@ -188,7 +215,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             K* out = static_cast<K*>(p.out_keys) + base;
             for (int i = threadIdx.x; i < H; i += BLOCK_THREADS) out[i] = keys[i];
         }
-        if (threadIdx.x == 0 && start + valid == p.n) *p.num_runs = exclusive.count + aggregate.count;
+        if (threadIdx.x == 0 && start + valid == p.n) *p.num_runs = exclusive.count + tile_runs;
         if constexpr (!VALUED && HAS_VALUES) {
             if (unique) {
                 V* out = static_cast<V*>(p.out_values) + base;
@@ -277,72 +304,75 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
                 tails |= (uint32_t)tail << j;
             }
         }
-        // Items past the end of the input are the identity: they change no count and no value.
         const uint32_t counted = (!VALUED && p.mode == RUNS_NON_TRIVIAL) ? (heads & ~tails) : heads;
-        auto item = [&](int j) -> Pair {
-            Pair x = POp::template identity<Pair>();
-            if (first + j < valid) {
-                x.count = (counted >> j) & 1u;
-                if constexpr (VALUED) x.value = Acc<V>::load(v[j]);
-                else x.value = (heads >> j) & 1u ? start + first + j : 0;
-            }
-            return x;
-        };
 
-        // 3. Reduce the thread's items, scan the block (tile-local pairs), publish the tile's aggregate.
-        Pair own = POp::template identity<Pair>();
+        // 3. The thread's tile-local pair, the block scan, the tile's aggregate (published by warp 0).
+        Local own;
+        own.count = __popc(counted);
+        if constexpr (VALUED) {
+            A acc = Op::template identity<A>();
 #pragma unroll
-        for (int j = 0; j < IPT; ++j) own = POp::apply(own, item(j));
-        Pair aggregate;
-        const Pair thread_prefix = block_exclusive_scan<POp>(own, aggregate, s.scan);
+            for (int j = 0; j < IPT; ++j) {
+                if (first + j < valid) {
+                    const A x = Acc<V>::load(v[j]);
+                    acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
+                }
+            }
+            own.value = acc;
+        } else {
+            own.value = heads ? (uint32_t)(first + 31 - __clz((int)heads)) + 1u : 0u;
+        }
+        Local tile_local;
+        const Local prefix = block_exclusive_scan<POp>(own, tile_local, s.scan);
         // From here on the input tiles are free: every thread read its items and its neighbours' keys
         // before the block scan's barrier.
+        Pair aggregate;
+        aggregate.count = tile_local.count;
+        if constexpr (VALUED) aggregate.value = tile_local.value;
+        else aggregate.value = tile_local.value ? start + tile_local.value - 1 : 0;
         const PairState<Pair> state{lb.status, lb.values, lb.epoch};
-        const bool scan = VALUED && p.mode != RUNS_REDUCE;
 
-        if (!scan) {
+        if (!VALUED || p.mode == RUNS_REDUCE) {
             // 4. Warp 0 looks back while the other warps stage their runs' outputs in shared memory at
             //    tile-local slots (which need no prefix); then everything is stored coalesced.
             if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
-            stage(p, s, k, v, heads, tails, thread_prefix, aggregate, item, first, valid);
+            stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first, valid);
             __syncthreads();
-            store_staged(p, s, aggregate, start, valid);
+            store_staged(p, s, tile_local.count, start, valid);
             return;
         }
 
-        // 4'. Scans: every item's result depends on the prefix; wait for it.
-        if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
-        __syncthreads();
-        Pair running = POp::apply(s.exclusive, thread_prefix);
-#pragma unroll
-        for (int j = 0; j < IPT; ++j) {
-            if (first + j >= valid) break;
-            const Pair incl = POp::apply(running, item(j));
-            if constexpr (VALUED) {
-                if (p.mode == RUNS_SCAN_INCLUSIVE) {
-                    v[j] = Acc<V>::store(incl.value);
-                } else {
-                    const A seed = Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
-                    v[j] = Acc<V>::store((heads >> j) & 1u ? seed : Op::apply(seed, running.value));
-                }
-            }
-            running = incl;
-        }
-
-        // 5. Scans: the results go back through shared memory to coalesced stores.
+        // 4'. Scans: every item's result depends on the prefix; wait for it, then rewrite the values in
+        //     place in the value tile and store it coalesced.
         if constexpr (VALUED) {
-            if (scan) {
+            if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
+            __syncthreads();
+            // The current run's value before this thread's first item, globally.
+            A running = prefix.count ? prefix.value : Op::apply(s.exclusive.value, prefix.value);
+            const A seed = Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
+            const bool inclusive = p.mode == RUNS_SCAN_INCLUSIVE;
 #pragma unroll
-                for (int c = 0; c < VB; ++c) {
-                    typename ValIO::Chunk& chunk = ValIO::own_chunk(s.values, c);
-#pragma unroll
-                    for (int e = 0; e < ValIO::ITEMS_PER_CHUNK; ++e) chunk.items[e] = v[c * ValIO::ITEMS_PER_CHUNK + e];
+            for (int j = 0; j < IPT; ++j) {
+                const bool head = (heads >> j) & 1u;
+                const A x = Acc<V>::load(v[j]);
+                if (inclusive) {
+                    running = head ? x : Op::apply(running, x);
+                    v[j] = Acc<V>::store(running);
+                } else {
+                    v[j] = Acc<V>::store(head ? seed : Op::apply(seed, running));
+                    running = head ? x : Op::apply(running, x);
                 }
-                __syncthreads();
-                V* out = static_cast<V*>(p.out_values) + start;
-                if (full && ValIO::aligned(out)) ValIO::store_full(out, s.values);
-                else ValIO::store_partial(out, valid, s.values);
             }
+#pragma unroll
+            for (int c = 0; c < VB; ++c) {
+                typename ValIO::Chunk& chunk = ValIO::own_chunk(s.values, c);
+#pragma unroll
+                for (int e = 0; e < ValIO::ITEMS_PER_CHUNK; ++e) chunk.items[e] = v[c * ValIO::ITEMS_PER_CHUNK + e];
+            }
+            __syncthreads();
+            V* out = static_cast<V*>(p.out_values) + start;
+            if (full && ValIO::aligned(out)) ValIO::store_full(out, s.values);
+            else ValIO::store_partial(out, valid, s.values);
         }
     }
 };

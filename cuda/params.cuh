@@ -81,10 +81,24 @@ struct RunsParams {
     LookbackParams lb;
 };
 
+// The three-way partition (agent_partition3.cuh).
+struct Partition3Params {
+    const void* in;
+    void* out_first;             // items for which `first` holds
+    void* out_second;            // the others for which `second` holds
+    void* out_rest;              // the others
+    uint64_t* num_selected;      // [2]: sizes of the first two parts (written by the last tile)
+    uint64_t n;
+    PredProgram first;
+    PredProgram second;
+    LookbackParams lb;
+};
+
 }  // namespace lookback
 
 // The Rust mirrors assert the same sizes (src/launch.rs).
 static_assert(sizeof(lookback::LookbackParams) == 48, "LookbackParams layout changed: update src/launch.rs");
 static_assert(sizeof(lookback::ScanParams) == 88, "ScanParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::Partition3Params) == 656, "Partition3Params layout changed: update src/launch.rs");
 static_assert(sizeof(lookback::RunsParams) == 128, "RunsParams layout changed: update src/launch.rs");
 static_assert(sizeof(lookback::SelectParams) == 392, "SelectParams layout changed: update src/launch.rs");

@@ -176,3 +176,26 @@ pub use runs::{
     exclusive_scan_by_key, inclusive_scan_by_key, non_trivial_runs, reduce_by_key, run_end_encode, run_length_encode,
     unique_by_key,
 };
+
+/// Three-way partition: the items for which `first` holds, the others for which `second` holds, and the
+/// rest — each in input order.
+///
+/// # Example
+/// ```
+/// use lookback::{host, Pred};
+/// let (neg, small, big) = host::partition_three_way(&[-5i32, 3, 120, -1, 7, 300], &Pred::lt(0), &Pred::le(100));
+/// assert_eq!((neg, small, big), (vec![-5, -1], vec![3, 7], vec![120, 300]));
+/// ```
+pub fn partition_three_way<T: Element>(input: &[T], first: &Pred<T>, second: &Pred<T>) -> (Vec<T>, Vec<T>, Vec<T>) {
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    for &x in input {
+        if first.eval(x) {
+            a.push(x);
+        } else if second.eval(x) {
+            b.push(x);
+        } else {
+            c.push(x);
+        }
+    }
+    (a, b, c)
+}

@@ -67,12 +67,28 @@ pub(crate) struct RunsParams {
     pub lb: LookbackParams,
 }
 
+/// Mirrors `Partition3Params` of `cuda/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Partition3Params {
+    pub input: u64,
+    pub out_first: u64,
+    pub out_second: u64,
+    pub out_rest: u64,
+    pub num_selected: u64,
+    pub n: u64,
+    pub first: PredProgram,
+    pub second: PredProgram,
+    pub lb: LookbackParams,
+}
+
 // The C side asserts the same sizes (cuda/params.cuh).
 const _: () = assert!(
     size_of::<LookbackParams>() == 48
         && size_of::<ScanParams>() == 88
         && size_of::<SelectParams>() == 392
         && size_of::<RunsParams>() == 128
+        && size_of::<Partition3Params>() == 656
 );
 
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
@@ -80,6 +96,7 @@ unsafe impl DeviceRepr for LookbackParams {}
 unsafe impl DeviceRepr for ScanParams {}
 unsafe impl DeviceRepr for SelectParams {}
 unsafe impl DeviceRepr for RunsParams {}
+unsafe impl DeviceRepr for Partition3Params {}
 
 /// Back-off of the look-back's polling, in nanoseconds. The defaults come from `cuda/tuning.cuh`;
 /// override them with [`Workspace::set_backoff`] (the benchmark sweeps them).

@@ -11,6 +11,7 @@
 //! | [`select_if`], [`select_flagged`], [`unique`] (+ `_into`, `_in_place`) | order-preserving compaction |
 //! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask (multi-column selection) |
 //! | [`partition_if`], `Workspace::partition_if_{reversed,stable,split}_into` | partitions in three layouts |
+//! | [`partition_three_way`], `Workspace::partition_three_way_into` | two predicates → three parts, each in order |
 //! | [`reduce_by_key`], [`unique_by_key`], [`inclusive_scan_by_key`], [`exclusive_scan_by_key`] (+ `Workspace::*_into`) | keyed primitives over runs of equal adjacent keys |
 //! | [`run_length_encode`], [`run_end_encode`], [`non_trivial_runs`] (+ `Workspace::*_into`) | run encodings; lengths are [`RunLength`] (`u32`/`u64`); results are [`Runs`] |
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
@@ -85,6 +86,7 @@ mod kernels;
 mod launch;
 mod op;
 mod partition;
+mod partition3;
 mod pred;
 mod runs;
 mod scan;
@@ -99,6 +101,7 @@ pub use kernels::{DType, kernels_built};
 pub use launch::{Backoff, Workspace};
 pub use op::ScanOp;
 pub use partition::{Partitioned, partition_if};
+pub use partition3::{ThreeWay, partition_three_way};
 pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred};
 pub use runs::{RunLength, Runs};
 pub use scan::{
