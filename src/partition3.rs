@@ -51,14 +51,51 @@ impl<T> ThreeWay<T> {
         self.counts
     }
     /// The items for which the first predicate holds.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[3i64, -4, 8, -1])?;
+    /// let parts = lookback::partition_three_way(&input, &Pred::lt(0), &Pred::gt(5))?;
+    /// assert_eq!(stream.clone_dtoh(&parts.first())?, [-4, -1]);
+    /// # Ok(()) }
+    /// ```
     pub fn first(&self) -> CudaView<'_, T> {
         self.first.slice(..self.counts[0])
     }
-    /// The items for which only the second predicate holds.
+    /// The items for which only the second predicate holds (an item for which both hold is in the first
+    /// part).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[3i64, -4, 8, -1])?;
+    /// let parts = lookback::partition_three_way(&input, &Pred::lt(0), &Pred::lt(5))?;
+    /// assert_eq!(stream.clone_dtoh(&parts.second())?, [3]);
+    /// # Ok(()) }
+    /// ```
     pub fn second(&self) -> CudaView<'_, T> {
         self.second.slice(..self.counts[1])
     }
     /// The items for which neither holds.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Pred;
+    /// let input = stream.clone_htod(&[3i64, -4, 8, -1])?;
+    /// let parts = lookback::partition_three_way(&input, &Pred::lt(0), &Pred::lt(5))?;
+    /// assert_eq!(stream.clone_dtoh(&parts.rest())?, [8]);
+    /// # Ok(()) }
+    /// ```
     pub fn rest(&self) -> CudaView<'_, T> {
         self.rest.slice(..self.counts[2])
     }
