@@ -59,19 +59,6 @@ template <class Op, bool SEGMENTED> struct PairOp {
     }
 };
 
-// Key equality on bit patterns. Integer keys (abs_mask == 0) compare bits. Float keys follow IEEE ==:
-// -0 equals +0, and a NaN (magnitude bits above those of +inf) equals nothing, itself included. One kernel
-// per key size then serves every key type of that size.
-template <class K> struct KeyEq {
-    K abs_mask;
-    K inf_bits;
-    __device__ __forceinline__ bool operator()(K a, K b) const {
-        if (abs_mask == 0) return a == b;
-        if (((a | b) & abs_mask) == 0) return true;
-        return a == b && (K)(a & abs_mask) <= inf_bits;
-    }
-};
-
 // The value column of the encodings, which have none.
 struct NoValues {
     uint8_t unused;
@@ -162,23 +149,24 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     // the thread's exclusive tile-local pair.
     static __device__ __forceinline__ void stage(const RunsParams& p, Storage& s, const K (&k)[IPT], const V (&v)[IPT],
                                                  uint32_t heads, uint32_t tails, uint32_t counted, Local prefix,
-                                                 uint32_t tile_runs, int first, int valid) {
+                                                 uint32_t tile_runs, int first) {
         K* keys = reinterpret_cast<K*>(s.keys);
         V* vals = reinterpret_cast<V*>(s.values);
         const bool non_trivial = !VALUED && p.mode == RUNS_NON_TRIVIAL;
         const bool unique = !VALUED && p.mode == RUNS_UNIQUE;
         [[maybe_unused]] A run_value = prefix.value;  // reduce: the current run's value so far (tile-local)
+        // A counted head opens its run's slot; the item that ends a run closes it. Items past the end are in
+        // neither mask (their values may enter run_value, which nothing reads after them).
+        const uint32_t opens_mask = counted;
+        const uint32_t closes_mask = unique ? 0u : non_trivial ? (tails & ~heads) : tails;
 #pragma unroll
         for (int j = 0; j < IPT; ++j) {
-            if (first + j >= valid) break;
-            const bool head = (heads >> j) & 1u, tail = (tails >> j) & 1u;
             const uint32_t slot = prefix.count + __popc(counted & ((2u << j) - 1u));  // 0 = the run carried in
             if constexpr (VALUED) {
                 const A x = Acc<V>::load(v[j]);
-                run_value = head ? x : Op::apply(run_value, x);
+                run_value = (heads >> j) & 1u ? x : Op::apply(run_value, x);
             }
-            const bool opens = non_trivial ? head && !tail : head;
-            const bool closes = !unique && (non_trivial ? tail && !head : tail);
+            const bool opens = (opens_mask >> j) & 1u, closes = (closes_mask >> j) & 1u;
             if (opens) {
                 if (!non_trivial) keys[slot - 1] = k[j];
                 if constexpr (POSITIONS) s.starts[slot - 1] = (uint16_t)(first + j);
@@ -239,6 +227,28 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         }
     }
 
+    // Bit j: key j differs from key j-1 (key -1 being `prev`); `last` = key IPT-1 differs from `next`.
+    // Keys compare as bit patterns. Integer keys: bits. Float keys (FLOAT, chosen once per thread from the
+    // runtime mask, not per comparison) follow IEEE ==: -0 equals +0, and a NaN (magnitude bits above
+    // those of +inf) equals nothing, itself included. One kernel per key size then serves every key type.
+    template <bool FLOAT>
+    static __device__ __forceinline__ uint32_t differ_mask(const K (&k)[IPT], K prev, K next, const RunsParams& p,
+                                                           uint32_t& last) {
+        const K abs_mask = (K)p.key_abs_mask, inf_bits = (K)p.key_inf_bits;
+        auto differ = [&](K a, K b) -> bool {
+            if constexpr (FLOAT) {
+                return !((a == b && (K)(a & abs_mask) <= inf_bits) || ((a | b) & abs_mask) == 0);
+            } else {
+                return a != b;
+            }
+        };
+        uint32_t m = (uint32_t)differ(prev, k[0]);
+#pragma unroll
+        for (int j = 1; j < IPT; ++j) m |= (uint32_t)differ(k[j - 1], k[j]) << j;
+        last = (uint32_t)differ(k[IPT - 1], next);
+        return m;
+    }
+
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
         if (bytes == 4) static_cast<uint32_t*>(base)[at] = (uint32_t)x;
         else static_cast<uint64_t*>(base)[at] = x;
@@ -292,18 +302,20 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         }
         const K prev = threadIdx.x == 0 ? s.before_tile : KeyIO::item_at(s.keys, first - 1);
         const K next = threadIdx.x == BLOCK_THREADS - 1 ? s.after_tile : KeyIO::item_at(s.keys, first + IPT);
-        const KeyEq<K> eq{(K)p.key_abs_mask, (K)p.key_inf_bits};
-        uint32_t heads = 0, tails = 0;
-#pragma unroll
-        for (int j = 0; j < IPT; ++j) {
-            if (first + j < valid) {
-                const uint64_t g = start + first + j;
-                const bool head = g == 0 || !eq(j == 0 ? prev : k[j - 1], k[j]);
-                const bool tail = g + 1 == p.n || !eq(k[j], j == IPT - 1 ? next : k[j + 1]);
-                heads |= (uint32_t)head << j;
-                tails |= (uint32_t)tail << j;
-            }
-        }
+        // Item j starts a run when it differs from item j-1 and ends one when item j+1 differs from it:
+        // IPT + 1 comparisons give both masks. The first item of the input always starts a run and the
+        // last always ends one; items past the end belong to no run.
+        uint32_t last_differs;
+        const uint32_t differs = p.key_abs_mask == 0
+                                     ? differ_mask<false>(k, prev, next, p, last_differs)
+                                     : differ_mask<true>(k, prev, next, p, last_differs);
+        const int mine = max(0, min(IPT, valid - first));
+        const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: see agent_select.cuh
+        uint32_t heads = differs, tails = (differs >> 1) | (last_differs << (IPT - 1));
+        if (start + first == 0) heads |= 1u;
+        if (start + valid == p.n && valid - first >= 1 && valid - first <= IPT) tails |= 1u << (valid - first - 1);
+        heads &= in_range;
+        tails &= in_range;
         const uint32_t counted = (!VALUED && p.mode == RUNS_NON_TRIVIAL) ? (heads & ~tails) : heads;
 
         // 3. The thread's tile-local pair, the block scan, the tile's aggregate (published by warp 0).
@@ -313,10 +325,9 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             A acc = Op::template identity<A>();
 #pragma unroll
             for (int j = 0; j < IPT; ++j) {
-                if (first + j < valid) {
-                    const A x = Acc<V>::load(v[j]);
-                    acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
-                }
+                // Items past the end are the identity; they are never heads.
+                const A x = (in_range >> j) & 1u ? Acc<V>::load(v[j]) : Op::template identity<A>();
+                acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
             }
             own.value = acc;
         } else {
@@ -336,7 +347,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             // 4. Warp 0 looks back while the other warps stage their runs' outputs in shared memory at
             //    tile-local slots (which need no prefix); then everything is stored coalesced.
             if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
-            stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first, valid);
+            stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first);
             __syncthreads();
             store_staged(p, s, tile_local.count, start, valid);
             return;
