@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (Uncompressed carry of target/gpu-bundle: trim it below 64 MiB first, or use the bundle.tar.xz pattern of h200-final.sh.)
 # Device call: runs tests + sanitizer, then the runs benchmark built for 1024 (default), 1536 and 2048
 # resident threads per SM (-DLOOKBACK_RUNS_MIN_THREADS; bench-runs-<N> copied into the bundle by hand), and
 # CUB's rows, in one session. carry ["target/gpu-bundle", "scripts"].
