@@ -8,14 +8,12 @@
 mod common;
 
 use common::{
-    BenchElement, BoxResult, DEFAULT_REPS, DEFAULT_SIZES, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift,
-    alloc_copies, check, check_failed, copies_for, gbps, parse_flags, parse_list, parse_log2n, parse_reps, poison,
-    unknown_flag, upload_copies,
+    BenchElement, BoxResult, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies, check,
+    check_failed, copies_for, gbps, poison, upload_copies,
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError};
 use lookback::half::f16;
 use lookback::{ScanOp, Workspace, host};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 const CSV_NAME: &str = "bench-runs.csv";
@@ -113,40 +111,15 @@ impl Algo {
     }
 }
 
-#[derive(Debug)]
-struct Args {
-    reps: usize,
-    sizes: Vec<u32>,
-    types: Vec<ElemType>,
-    algos: Vec<Algo>,
-    csv: PathBuf,
-    backoff: Option<lookback::Backoff>,
-}
+type Args = common::Args<Algo>;
 
-/// Parses the flags; `Ok(None)` means `--help`. Accepts `--flag value` and `--flag=value`, and
-/// ignores the `--bench` cargo appends.
+/// The common flags (`--backoff` takes one value here).
 fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut args = Args {
-        reps: DEFAULT_REPS,
-        sizes: DEFAULT_SIZES.to_vec(),
-        types: vec![ElemType::I32],
-        algos: Algo::ALL.to_vec(),
-        csv: PathBuf::from(CSV_NAME),
-        backoff: None,
-    };
-    let go_on = parse_flags(argv, |flag, value| {
-        match flag {
-            "--reps" => args.reps = parse_reps(&value)?,
-            "--sizes" => args.sizes = parse_list(&value, parse_log2n)?,
-            "--types" => args.types = parse_list(&value, |s| ElemType::parse_among(s, &TYPES))?,
-            "--algos" => args.algos = parse_list(&value, Algo::parse)?,
-            "--csv" => args.csv = PathBuf::from(value),
-            "--backoff" => args.backoff = Some(common::parse_backoff(&value)?),
-            _ => return Err(unknown_flag(flag)),
-        }
-        Ok(())
-    })?;
-    Ok(go_on.then_some(args))
+    let args = common::parse_args(argv, CSV_NAME, &TYPES, &Algo::ALL, Algo::parse)?;
+    if let Some(a) = &args {
+        a.single_backoff()?;
+    }
+    Ok(args)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -531,7 +504,7 @@ fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     common::open_gpu(stream, args.reps)?;
     let mut bench =
         Bench { timer: Timer::new(stream, args.reps)?, ws: Workspace::new(stream), memcpy: MemcpyBaseline::default() };
-    bench.ws.set_backoff(args.backoff);
+    bench.ws.set_backoff(args.single_backoff()?);
     let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
     for &ty in &args.types {
         for &log2n in &args.sizes {

@@ -7,14 +7,12 @@
 mod common;
 
 use common::{
-    BenchElement, BoxResult, DEFAULT_REPS, DEFAULT_SIZES, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift,
-    alloc_copies, check, copies_for, gbps, parse_flags, parse_list, parse_log2n, parse_reps, poison, unknown_flag,
-    upload_copies,
+    BenchElement, BoxResult, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies, check,
+    copies_for, gbps, poison, upload_copies,
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, DriverError};
 use lookback::half::f16;
 use lookback::{Backoff, ScanOp, Workspace, host};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 const CSV_NAME: &str = "bench-scan.csv";
@@ -74,40 +72,11 @@ impl Algo {
     }
 }
 
-#[derive(Debug)]
-struct Args {
-    reps: usize,
-    sizes: Vec<u32>,
-    types: Vec<ElemType>,
-    algos: Vec<Algo>,
-    backoffs: Vec<Backoff>,
-    csv: PathBuf,
-}
+type Args = common::Args<Algo>;
 
-/// Parses the flags; `Ok(None)` means `--help`. Accepts `--flag value` and `--flag=value`, and
-/// ignores the `--bench` cargo appends.
+/// The common flags (`--backoff` takes a list: a sweep of the inclusive sum).
 fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut args = Args {
-        reps: DEFAULT_REPS,
-        sizes: DEFAULT_SIZES.to_vec(),
-        types: vec![ElemType::I32],
-        algos: Algo::ALL.to_vec(),
-        backoffs: Vec::new(),
-        csv: PathBuf::from(CSV_NAME),
-    };
-    let go_on = parse_flags(argv, |flag, value| {
-        match flag {
-            "--reps" => args.reps = parse_reps(&value)?,
-            "--sizes" => args.sizes = parse_list(&value, parse_log2n)?,
-            "--types" => args.types = parse_list(&value, |s| ElemType::parse_among(s, &ElemType::ALL))?,
-            "--algos" => args.algos = parse_list(&value, Algo::parse)?,
-            "--backoff" => args.backoffs = parse_list(&value, common::parse_backoff)?,
-            "--csv" => args.csv = PathBuf::from(value),
-            _ => return Err(unknown_flag(flag)),
-        }
-        Ok(())
-    })?;
-    Ok(go_on.then_some(args))
+    common::parse_args(argv, CSV_NAME, &ElemType::ALL, &Algo::ALL, Algo::parse)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -68,6 +68,61 @@ pub fn parse_flags(
     Ok(true)
 }
 
+/// The flags every benchmark takes. `A` is the bench's row type.
+#[derive(Debug)]
+pub struct Args<A> {
+    pub reps: usize,
+    pub sizes: Vec<u32>,
+    pub types: Vec<ElemType>,
+    pub algos: Vec<A>,
+    /// `--backoff F:P[,F:P...]`: the scan sweeps a list; the other benches take at most one.
+    pub backoffs: Vec<lookback::Backoff>,
+    pub csv: PathBuf,
+}
+
+impl<A> Args<A> {
+    /// The one `--backoff` of benches that do not sweep (`None`: the tuned defaults).
+    pub fn single_backoff(&self) -> Result<Option<lookback::Backoff>, String> {
+        match self.backoffs.as_slice() {
+            [] => Ok(None),
+            [b] => Ok(Some(*b)),
+            _ => Err("--backoff takes one F:P here".to_string()),
+        }
+    }
+}
+
+/// Parses the common flags; `Ok(None)` means `--help`. Accepts `--flag value` and `--flag=value`, and
+/// ignores the `--bench` cargo appends. `types` are the element types the bench offers, `all` its rows.
+pub fn parse_args<A: Copy>(
+    argv: impl Iterator<Item = String>,
+    csv_name: &str,
+    types: &[ElemType],
+    all: &[A],
+    parse_algo: impl Fn(&str) -> Result<A, String>,
+) -> Result<Option<Args<A>>, String> {
+    let mut args = Args {
+        reps: DEFAULT_REPS,
+        sizes: DEFAULT_SIZES.to_vec(),
+        types: vec![ElemType::I32],
+        algos: all.to_vec(),
+        backoffs: Vec::new(),
+        csv: PathBuf::from(csv_name),
+    };
+    let go_on = parse_flags(argv, |flag, value| {
+        match flag {
+            "--reps" => args.reps = parse_reps(&value)?,
+            "--sizes" => args.sizes = parse_list(&value, parse_log2n)?,
+            "--types" => args.types = parse_list(&value, |s| ElemType::parse_among(s, types))?,
+            "--algos" => args.algos = parse_list(&value, &parse_algo)?,
+            "--backoff" => args.backoffs = parse_list(&value, parse_backoff)?,
+            "--csv" => args.csv = PathBuf::from(value),
+            _ => return Err(unknown_flag(flag)),
+        }
+        Ok(())
+    })?;
+    Ok(go_on.then_some(args))
+}
+
 pub fn unknown_flag(flag: &str) -> String {
     format!("unknown flag `{flag}`")
 }
