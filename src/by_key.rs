@@ -2,7 +2,7 @@
 //! `exclusive_scan_by_key` — one launch each (see `cuda/agent_runs.cuh`).
 use crate::element::Element;
 use crate::encode::one_shot_runs;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, check_len};
 use crate::host::check_reduce_op;
 use crate::kernels;
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
@@ -10,10 +10,6 @@ use crate::op::ScanOp;
 use crate::runs::{Runs, RunsJob, RunsMode, positional_kernel};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
-
-fn check_values(keys: usize, values: usize) -> Result<()> {
-    if keys == values { Ok(()) } else { Err(Error::LengthMismatch { what: "values", expected: keys, actual: values }) }
-}
 
 impl Workspace {
     /// Reduce or unique by key: `keys_out[r]` = first key of run r, `values_out[r]` = its result.
@@ -37,7 +33,7 @@ impl Workspace {
         N: DevicePtrMut<u64>,
     {
         let n = keys.len();
-        check_values(n, values.len())?;
+        check_len("values", n, values.len())?;
         if let Some(op) = reduce {
             check_reduce_op::<V>(op)?;
         }
@@ -99,7 +95,7 @@ impl Workspace {
         O: DevicePtrMut<V>,
     {
         let n = keys.len();
-        check_values(n, values.len())?;
+        check_len("values", n, values.len())?;
         check_reduce_op::<V>(op)?;
         check_room("output", n, output.len())?;
         let stream = keys.stream().clone();
@@ -307,6 +303,18 @@ fn by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<kernels::Kernel> 
         .ok_or(Error::Unsupported { operation: op.name(), dtype: V::DTYPE.name() })
 }
 
+/// Allocates an output of `n` items and runs `f` with a temporary workspace.
+fn one_shot_scan<V: Element>(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    f: impl FnOnce(&mut Workspace, &mut CudaSlice<V>) -> Result<()>,
+) -> Result<CudaSlice<V>> {
+    // SAFETY: the kernel writes every item before the buffer is returned (or the call fails).
+    let mut out = unsafe { stream.alloc::<V>(n) }?;
+    f(&mut Workspace::new(stream), &mut out)?;
+    Ok(out)
+}
+
 /// [`Workspace::reduce_by_key_into`] into new buffers: the first key of each run and the reduction of its
 /// values (blocks until the number of runs is known).
 ///
@@ -385,11 +393,7 @@ where
     IK: DevicePtr<K>,
     IV: DevicePtr<V>,
 {
-    let stream = keys.stream();
-    // SAFETY: the kernel writes every item before the buffer is returned (or the call fails).
-    let mut out = unsafe { stream.alloc::<V>(keys.len()) }?;
-    Workspace::new(stream).inclusive_scan_by_key_into(keys, values, &mut out, op)?;
-    Ok(out)
+    one_shot_scan(keys.stream(), keys.len(), |ws, out| ws.inclusive_scan_by_key_into(keys, values, out, op))
 }
 
 /// Segmented exclusive scan into a new buffer.
@@ -416,9 +420,5 @@ where
     IK: DevicePtr<K>,
     IV: DevicePtr<V>,
 {
-    let stream = keys.stream();
-    // SAFETY: the kernel writes every item before the buffer is returned (or the call fails).
-    let mut out = unsafe { stream.alloc::<V>(keys.len()) }?;
-    Workspace::new(stream).exclusive_scan_by_key_into(keys, values, &mut out, init, op)?;
-    Ok(out)
+    one_shot_scan(keys.stream(), keys.len(), |ws, out| ws.exclusive_scan_by_key_into(keys, values, out, init, op))
 }

@@ -90,6 +90,11 @@ pub enum Error {
     Driver(#[from] DriverError),
 }
 
+/// `Ok` if `actual` (the length of argument `what`) equals `expected`, else [`Error::LengthMismatch`].
+pub(crate) fn check_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if expected == actual { Ok(()) } else { Err(Error::LengthMismatch { what, expected, actual }) }
+}
+
 /// `Result` with [`Error`].
 ///
 /// # Example

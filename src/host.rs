@@ -2,7 +2,7 @@
 //! machine without a GPU. They follow the kernels' rules exactly (wrapping integer sums, NaN-ignoring
 //! float min/max, f16/bf16 accumulated in f32 and rounded once per output item).
 use crate::element::{Element, Flag};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, check_len};
 use crate::op::ScanOp;
 use crate::pred::Pred;
 
@@ -89,9 +89,7 @@ pub fn select_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<T> {
 /// # Ok::<(), lookback::Error>(())
 /// ```
 pub fn select_flagged<T: Element, F: Flag>(input: &[T], flags: &[F]) -> Result<Vec<T>> {
-    if input.len() != flags.len() {
-        return Err(Error::LengthMismatch { what: "flags", expected: input.len(), actual: flags.len() });
-    }
+    check_len("flags", input.len(), flags.len())?;
     Ok(input.iter().zip(flags).filter(|(_, f)| f.is_set()).map(|(&x, _)| x).collect())
 }
 

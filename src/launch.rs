@@ -312,6 +312,14 @@ pub(crate) fn same_context(a: &CudaStream, b: &CudaStream) -> Result<()> {
     if a.context().cu_ctx() == b.context().cu_ctx() { Ok(()) } else { Err(Error::ContextMismatch) }
 }
 
+/// Writes `words` zero u64 counts at `addr` on `stream`: what a call on an empty input leaves instead of
+/// launching a kernel (invariant 6).
+pub(crate) fn zero_counts(stream: &CudaStream, addr: u64, words: usize) -> Result<()> {
+    // SAFETY: callers pass the address of at least `words` u64 of a buffer they checked and hold borrowed.
+    unsafe { cudarc::driver::result::memset_d8_async(addr, 0, 8 * words, stream.cu_stream()) }?;
+    Ok(())
+}
+
 /// A device buffer as an address range, for [`check_disjoint`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Span {

@@ -5,7 +5,7 @@
 use crate::element::Element;
 use crate::error::Result;
 use crate::kernels::{self, Algo};
-use crate::launch::{Partition3Params, Span, Workspace, check_disjoint, check_room, same_context};
+use crate::launch::{Partition3Params, Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
 use crate::pred::Pred;
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut};
 
@@ -195,9 +195,7 @@ impl Workspace {
         )?;
         if n == 0 {
             // Invariant 6: an empty input writes counts of 0 and launches no kernel.
-            // SAFETY: `count` addresses two u64 of the caller's (checked above).
-            unsafe { cudarc::driver::result::memset_d8_async(count, 0, 16, stream.cu_stream()) }?;
-            return Ok(());
+            return zero_counts(&stream, count, 2);
         }
         let tuning = kernels::tuning(Algo::Select, size_of::<T>());
         let tiles = n.div_ceil(tuning.tile_items(size_of::<T>()));

@@ -12,7 +12,7 @@
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
-use crate::launch::{RunsParams, Workspace};
+use crate::launch::{RunsParams, Workspace, zero_counts};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
 
@@ -246,8 +246,7 @@ impl Workspace {
         if job.n == 0 {
             // Invariant 6: an empty input writes a count of 0 and launches no kernel.
             if job.mode.counts() {
-                // SAFETY: `num_runs` addresses at least one u64 of the caller's (checked by callers).
-                unsafe { cudarc::driver::result::memset_d8_async(job.num_runs, 0, 8, stream.cu_stream()) }?;
+                zero_counts(stream, job.num_runs, 1)?;
             }
             return Ok(());
         }
@@ -271,7 +270,9 @@ impl Workspace {
     }
 }
 
-/// The kernel for `(key bytes, value bytes or 0)` of the encodings and `unique_by_key`.
+/// The kernel for `(key bytes, value bytes or 0)` of the encodings and `unique_by_key`. Every element
+/// size has one; the error only guards against a table that disagrees with `LOOKBACK_KEY_BYTES`.
 pub(crate) fn positional_kernel(key_bytes: usize, value_bytes: usize) -> Result<Kernel> {
-    kernels::runs_kernel(key_bytes, value_bytes).ok_or(Error::KernelsNotBuilt)
+    kernels::runs_kernel(key_bytes, value_bytes)
+        .ok_or(Error::Unsupported { operation: "run-based primitives of this key or value size", dtype: "any" })
 }

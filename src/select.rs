@@ -1,9 +1,9 @@
 //! Stream compaction on the look-back engine: `select_if`, `select_flagged`, `unique` — into new
 //! buffers, into caller buffers (count left on the device), and in place — plus `count_if` and `mask_if`.
 use crate::element::{Element, Flag};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, check_len};
 use crate::kernels::{self, Algo};
-use crate::launch::{SelectParams, Workspace, check_room, same_context};
+use crate::launch::{SelectParams, Workspace, check_room, same_context, zero_counts};
 use crate::pred::{Pred, PredProgram};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
@@ -166,8 +166,7 @@ impl Workspace {
         if job.n == 0 {
             // Invariant 6: an empty input writes a count of 0 and launches no kernel.
             if job.mode != Mode::Mask {
-                // SAFETY: `num_selected` addresses at least one u64 of the caller's (checked by callers).
-                unsafe { cudarc::driver::result::memset_d8_async(job.num_selected, 0, 8, stream.cu_stream()) }?;
+                zero_counts(stream, job.num_selected, 1)?;
             }
             return Ok(());
         }
@@ -577,7 +576,7 @@ impl Workspace {
 }
 
 fn check_flags(items: usize, flags: usize) -> Result<()> {
-    if items == flags { Ok(()) } else { Err(Error::LengthMismatch { what: "flags", expected: items, actual: flags }) }
+    check_len("flags", items, flags)
 }
 
 /// Allocates an output of `n` items and a count, runs `f`, reads the count back.

@@ -2,7 +2,7 @@
 //! equality being IEEE `==` for floats (`-0.0 == 0.0`; a NaN equals nothing, so each NaN is a run of its
 //! own).
 use crate::element::Element;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, check_len};
 use crate::op::ScanOp;
 
 /// Whether `a` and `b` belong to the same run (IEEE `==` for floats).
@@ -25,7 +25,7 @@ fn runs<T: Element>(keys: &[T]) -> impl Iterator<Item = (usize, usize)> + '_ {
 }
 
 fn check_pair(keys: usize, values: usize) -> Result<()> {
-    if keys == values { Ok(()) } else { Err(Error::LengthMismatch { what: "values", expected: keys, actual: values }) }
+    check_len("values", keys, values)
 }
 
 /// Keyed reductions support `Sum`, `Min` and `Max`.
