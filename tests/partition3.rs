@@ -3,14 +3,12 @@
 //! boundaries and random sizes; outputs poisoned with guard items that must stay untouched.
 mod common;
 
-use common::{Rng, TestElement, gpu};
+use common::{Rng, TestElement, gpu, upload_poisoned};
 use lookback::cudarc::driver::CudaStream;
 use lookback::half::{bf16, f16};
 use lookback::{Error, Pred, Workspace, host};
 use proptest::prelude::*;
 use std::sync::Arc;
-
-const GUARD: usize = 3;
 
 /// Predicate pairs over values in [0, 100): (first, second). Some overlap (an item where both hold goes
 /// to the first part), some leave a part empty.
@@ -32,7 +30,7 @@ fn check<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: usize,
     let want = host::partition_three_way(&values, &p1, &p2);
     let what = format!("partition_three_way {} n={n} preds={} seed={seed}", T::DTYPE.name(), k % 5);
     let d_in = stream.clone_htod(&values).unwrap();
-    let poisoned = || stream.clone_htod(&vec![T::poison(); n + GUARD]).unwrap();
+    let poisoned = || upload_poisoned::<T>(stream, n);
     let (mut a, mut b, mut c) = (poisoned(), poisoned(), poisoned());
     let mut counts = stream.clone_htod(&[u64::MAX, u64::MAX]).unwrap();
     ws.partition_three_way_into(&d_in, &p1, &p2, &mut a, &mut b, &mut c, &mut counts).unwrap();

@@ -5,14 +5,12 @@
 //! tile boundaries. Outputs are poisoned, with guard items past the end that must stay untouched.
 mod common;
 
-use common::{Rng, TestElement, check_scan, gpu};
+use common::{GUARD, Rng, TestElement, check_scan, gpu, same, upload_poisoned};
 use lookback::cudarc::driver::{CudaSlice, CudaStream};
 use lookback::half::{bf16, f16};
 use lookback::{ScanOp, Workspace, host};
 use proptest::prelude::*;
 use std::sync::Arc;
-
-const GUARD: usize = 3;
 
 /// How the keys of a test are laid out.
 #[derive(Clone, Copy, Debug)]
@@ -78,22 +76,11 @@ fn keys<K: TestElement>(n: usize, shape: Shape, tile: usize, seed: u64) -> Vec<K
         .collect()
 }
 
-fn upload_poisoned<T: TestElement>(stream: &Arc<CudaStream>, n: usize) -> CudaSlice<T> {
-    stream.clone_htod(&vec![T::poison(); n + GUARD]).unwrap()
-}
-
 /// The first `count` items of `out`, after checking that nothing past `n` was written.
 fn front<T: TestElement>(stream: &Arc<CudaStream>, out: &CudaSlice<T>, count: usize, n: usize, what: &str) -> Vec<T> {
     let all = stream.clone_dtoh(out).unwrap();
     assert!(all[n..].iter().all(|g| *g == T::poison()), "{what}: wrote past the output's {n} items");
     all[..count].to_vec()
-}
-
-fn same<T: TestElement>(got: &[T], want: &[T], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: count");
-    if let Some(i) = got.iter().zip(want).position(|(g, w)| !(g == w || g.as_f64().is_nan() && w.as_f64().is_nan())) {
-        panic!("{what}: item {i}: got {:?}, want {:?}", got[i], want[i]);
-    }
 }
 
 /// Run aggregates: exact except float sums, which the look-back adds in another order than the host

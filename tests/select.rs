@@ -3,14 +3,12 @@
 //! selectivity pattern, at sizes around tile boundaries and at random sizes up to 2^22.
 mod common;
 
-use common::{Pattern, TestElement, gpu, runs, values_for_mask};
+use common::{GUARD, Pattern, TestElement, gpu, runs, same, upload_poisoned, values_for_mask};
 use lookback::cudarc::driver::{CudaSlice, CudaStream};
 use lookback::half::{bf16, f16};
 use lookback::{Pred, Workspace, host};
 use proptest::prelude::*;
 use std::sync::Arc;
-
-const GUARD: usize = 3;
 
 /// Several predicate programs that all select exactly the values below 50 of `values_for_mask`.
 fn predicate<T: TestElement>(shape: usize) -> Pred<T> {
@@ -21,10 +19,6 @@ fn predicate<T: TestElement>(shape: usize) -> Pred<T> {
         2 => Pred::between(T::small(0), T::small(49)) | Pred::eq(T::small(99)) & Pred::lt(T::small(0)),
         _ => (Pred::ne(T::small(77)) | Pred::eq(T::small(77))) & Pred::le(T::small(49)) & Pred::always(),
     }
-}
-
-fn upload_poisoned<T: TestElement>(stream: &Arc<CudaStream>, n: usize) -> CudaSlice<T> {
-    stream.clone_htod(&vec![T::poison(); n + GUARD]).unwrap()
 }
 
 /// Reads the count and the first `count` items; checks the guard items past `n` are untouched.
@@ -43,13 +37,6 @@ fn read_result<T: TestElement>(
     );
     assert!(k <= n, "count {k} > n {n}");
     (all[..k].to_vec(), k)
-}
-
-fn same<T: TestElement>(got: &[T], want: &[T], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: count");
-    if let Some(i) = got.iter().zip(want).position(|(g, w)| !(g == w || g.as_f64().is_nan() && w.as_f64().is_nan())) {
-        panic!("{what}: item {i}: got {:?}, want {:?}", got[i], want[i]);
-    }
 }
 
 /// Runs every selection function on one input and compares all of them with the host.

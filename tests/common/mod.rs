@@ -224,3 +224,19 @@ pub fn runs<T: TestElement>(n: usize, mean_run: f64, seed: u64) -> Vec<T> {
         })
         .collect()
 }
+
+/// Items past the end of every poisoned output, which a call must leave untouched.
+pub const GUARD: usize = 3;
+
+/// An output of `n` items plus `GUARD`, all poisoned.
+pub fn upload_poisoned<T: TestElement>(stream: &Arc<CudaStream>, n: usize) -> lookback::cudarc::driver::CudaSlice<T> {
+    stream.clone_htod(&vec![T::poison(); n + GUARD]).unwrap()
+}
+
+/// Asserts `got == want` item by item (NaN matches NaN), naming the first difference.
+pub fn same<T: TestElement>(got: &[T], want: &[T], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| !(g == w || g.as_f64().is_nan() && w.as_f64().is_nan())) {
+        panic!("{what}: item {i}: got {:?}, want {:?}", got[i], want[i]);
+    }
+}
