@@ -33,6 +33,7 @@ fn main() {
     let types = parse_xmacro(&read(&cuda.join("types.cuh")), "LOOKBACK_TYPES");
     let ops = parse_xmacro(&read(&cuda.join("ops.cuh")), "LOOKBACK_OPS");
     let tuning = parse_xmacro(&read(&cuda.join("tuning.cuh")), "LOOKBACK_TUNING");
+    let pipe_tuning = parse_xmacro(&read(&cuda.join("tuning.cuh")), "LOOKBACK_PIPE_TUNING");
     let key_bytes: Vec<String> =
         parse_xmacro(&read(&cuda.join("types.cuh")), "LOOKBACK_KEY_BYTES").into_iter().map(|r| r[0].clone()).collect();
 
@@ -53,7 +54,7 @@ fn main() {
             None
         }
     };
-    let generated = generate(&types, &ops, &tuning, &key_bytes, &sources, images.as_deref());
+    let generated = generate(&types, &ops, &tuning, &pipe_tuning, &key_bytes, &sources, images.as_deref());
     fs::write(out_dir.join("kernels.rs"), generated).expect("write kernels.rs");
 }
 
@@ -262,6 +263,7 @@ fn generate(
     types: &[Vec<String>],
     ops: &[Vec<String>],
     tuning: &[Vec<String>],
+    pipe_tuning: &[Vec<String>],
     key_bytes: &[String],
     sources: &[PathBuf],
     images: Option<&[PathBuf]>,
@@ -314,6 +316,25 @@ fn generate(
                 writeln!(
                     g,
                     "        (OpKind::{}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {scan_image} }}),",
+                    camel(&o[0]),
+                    camel(&t[0])
+                )
+                .unwrap();
+                names.push(name);
+            }
+        }
+    }
+    g += "        _ => None,\n    }\n}\n\n";
+    let pipe_scan_image = image_of("pipe_scan");
+    g += "/// The persistent (sm_90+) scan kernel of (operator, type), if one is compiled.\n";
+    g += "pub(crate) const fn pipe_scan_kernel(op: OpKind, ty: DType) -> Option<Kernel> {\n    match (op, ty) {\n";
+    for o in ops {
+        for t in types {
+            if o[1] == "all" || o[1] == t[2] {
+                let name = format!("lookback_pipe_scan_{}_{}", o[0], t[0]);
+                writeln!(
+                    g,
+                    "        (OpKind::{}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {pipe_scan_image} }}),",
                     camel(&o[0]),
                     camel(&t[0])
                 )
@@ -398,6 +419,21 @@ fn generate(
         .unwrap();
     }
     g += "        _ => panic!(\"no tuning entry for this algorithm and element size\"),\n    }\n}\n\n";
+    g += "/// Shape of the persistent agent of an algorithm, from `LOOKBACK_PIPE_TUNING` in `cuda/tuning.cuh`.\n";
+    g += "pub(crate) const fn pipe_tuning(algo: Algo) -> Option<PipeTuning> {\n    match algo {\n";
+    for r in pipe_tuning {
+        writeln!(
+            g,
+            "        Algo::{} => Some(PipeTuning {{ compute_warps: {}, chunks_per_lane: {}, stages: {}, min_tiles: {} }}),",
+            camel(&r[0]),
+            r[1],
+            r[2],
+            r[3],
+            r[5]
+        )
+        .unwrap();
+    }
+    g += "        #[allow(unreachable_patterns)]\n        _ => None,\n    }\n}\n\n";
     // Images
     match images {
         Some(paths) => {

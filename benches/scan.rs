@@ -26,6 +26,8 @@ usage: cargo bench --bench scan -- [OPTIONS]
                             (default: all four)
   --backoff FIRST:POLL,...  also time inclusive_sum on i32 with each look-back back-off (ns),
                             labelled inclusive_sum@FIRST:POLL
+  --engine E                auto (default), classic or persistent (sm_90+): the scan kernel structure;
+                            rows are labelled name[classic] / name[persistent] unless auto
   --csv PATH                CSV output (default bench-scan.csv; also $OUT/bench-scan.csv if OUT is set)
   --help                    this text";
 
@@ -226,10 +228,15 @@ struct RowSpec {
 }
 
 impl RowSpec {
-    fn label(&self) -> String {
+    fn label(&self, engine: lookback::Engine) -> String {
+        let name = match engine {
+            lookback::Engine::Auto => self.algo.name().to_string(),
+            lookback::Engine::Classic => format!("{}[classic]", self.algo.name()),
+            lookback::Engine::Persistent => format!("{}[persistent]", self.algo.name()),
+        };
         match self.backoff {
-            None => self.algo.name().to_string(),
-            Some(b) => format!("{}@{}:{}", self.algo.name(), b.first_poll_ns, b.poll_ns),
+            None => name,
+            Some(b) => format!("{name}@{}:{}", b.first_poll_ns, b.poll_ns),
         }
     }
 }
@@ -242,6 +249,7 @@ struct Bench {
     timer: Timer,
     ws: Workspace,
     memcpy: MemcpyBaseline,
+    engine: lookback::Engine,
 }
 
 impl Bench {
@@ -290,7 +298,7 @@ impl Bench {
         let us = timed?;
 
         let last = self.timer.last_buffer(k);
-        let label = spec.label();
+        let label = spec.label(self.engine);
         let want = bufs.reference.get(&bufs.host, algo.reference())?;
         let out = &bufs.outputs[last];
         check(&stream, &label, out.len(), &out.as_view(), want, false)?;
@@ -326,8 +334,13 @@ fn plan(args: &Args) -> Vec<(ElemType, Vec<RowSpec>)> {
 
 fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     common::open_gpu(stream, args.reps)?;
-    let mut bench =
-        Bench { timer: Timer::new(stream, args.reps)?, ws: Workspace::new(stream), memcpy: MemcpyBaseline::default() };
+    let mut bench = Bench {
+        timer: Timer::new(stream, args.reps)?,
+        ws: Workspace::new(stream),
+        memcpy: MemcpyBaseline::default(),
+        engine: args.engine,
+    };
+    bench.ws.set_engine(args.engine);
     let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
     for (ty, specs) in plan(args) {
         for &log2n in &args.sizes {

@@ -31,6 +31,9 @@ __device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
+// Orders this thread's later loads after its earlier ones (the acquire half of a relaxed poll).
+__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" : : : "memory"); }
+
 // Back-off between polls of a status word that is not ready yet.
 __device__ __forceinline__ void backoff(unsigned ns) {
 #if __CUDA_ARCH__ >= 700

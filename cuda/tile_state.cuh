@@ -65,6 +65,16 @@ template <class A> struct TwoWordState {
         if (state != STATUS_X) value = from_bits<A>(ld_relaxed(values + 2 * tile + (state == STATUS_P)));
         return state;
     }
+    // Split reads for a reader that polls many tiles at once (agent_pipe_scan.cuh): relaxed flag polls,
+    // then one acquire fence (fence_acquire) once every flag it needs is set, then the values. The
+    // fence orders the value loads after the flag loads that saw the flags, as the acquire load of
+    // `read` does, at one fence per batch instead of one acquire per poll.
+    __device__ __forceinline__ unsigned peek(uint64_t tile) const {
+        return tag_state((unsigned)ld_relaxed(words + tile), epoch);
+    }
+    __device__ __forceinline__ A value(uint64_t tile, unsigned state) const {
+        return from_bits<A>(ld_relaxed(values + 2 * tile + (state == STATUS_P)));
+    }
 };
 
 // Item counts (selection offsets) of any n: word = tag << 54 | count. Epoch (8 bits) and state (2 bits)

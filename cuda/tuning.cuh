@@ -36,6 +36,21 @@
     X(runs, 4, 256, 4, 1000, 500)     \
     X(runs, 8, 128, 8, 1000, 500)
 
+// The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
+// `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles)`. A tile is
+// compute_warps × 32 lanes × chunks_per_lane chunks of 16 bytes (32 KB, the size NVIDIA's warp-specialised
+// scan uses); `stages` tiles are in flight per SM (the shared-memory ring: 7 × 32 KB = 224 KB of the
+// H200's 227 KB); the compute warps reduce `reduce_ahead` tiles ahead of the one they scan. Calls of
+// fewer than `min_tiles` tiles use the classic one-tile-per-block agent. build.rs parses this table too.
+//
+// Why these numbers (H200, i32 inclusive sum at 2^28, ratio to memcpy; benches/NOTES.md): reducing
+// 1 / 2 / 3 / 4 tiles ahead with 6 stages gave 0.32-0.83 / 0.55-0.81 / 0.97 / 0.95; 5 of 6 stages 0.63
+// (the ring has no room left to load ahead); 7 stages with 4 ahead 0.97 (u8 0.88, i64 0.76), with 6
+// ahead 0.62. Below 1024 tiles (32 MB) the classic agent is faster (2^22 i32: 18.0 against 19.1 us;
+// 2^23: 29.8 against 25.6 us).
+#define LOOKBACK_PIPE_TUNING(X) \
+    X(scan, 8, 8, 7, 4, 1024)
+
 namespace lookback {
 
 enum class Algo { scan, select, runs };
@@ -51,5 +66,16 @@ template <Algo ALGO, int BYTES> struct Tuning;
     template <> struct Tuning<Algo::ALGO, BYTES> { using Shape = TileShape<THREADS, CHUNKS>; };
 LOOKBACK_TUNING(LOOKBACK_TUNING_ENTRY)
 #undef LOOKBACK_TUNING_ENTRY
+
+template <Algo ALGO> struct PipeTuning;
+#define LOOKBACK_PIPE_ENTRY(ALGO, WARPS_, CHUNKS_, STAGES_, AHEAD_, MIN_TILES_) \
+    template <> struct PipeTuning<Algo::ALGO> {                                  \
+        static constexpr int COMPUTE_WARPS = WARPS_;                             \
+        static constexpr int CHUNKS_PER_LANE = CHUNKS_;                          \
+        static constexpr int STAGES = STAGES_;                                   \
+        static constexpr int REDUCE_AHEAD = AHEAD_;                              \
+    };
+LOOKBACK_PIPE_TUNING(LOOKBACK_PIPE_ENTRY)
+#undef LOOKBACK_PIPE_ENTRY
 
 }  // namespace lookback

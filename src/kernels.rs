@@ -51,6 +51,32 @@ impl Tuning {
     }
 }
 
+/// One row of `LOOKBACK_PIPE_TUNING` in `cuda/tuning.cuh`: the persistent, warp-specialised agent
+/// (`cuda/agent_pipe_scan.cuh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PipeTuning {
+    pub compute_warps: u32,
+    pub chunks_per_lane: u32,
+    pub stages: u32,
+    /// Calls of fewer tiles use the classic agent.
+    pub min_tiles: u32,
+}
+
+impl PipeTuning {
+    /// Threads per block: the compute warps, one load warp and one look-ahead warp.
+    pub const fn block_threads(self) -> u32 {
+        (self.compute_warps + 2) * 32
+    }
+    /// Bytes of one tile (16-byte chunks).
+    pub const fn tile_bytes(self) -> usize {
+        self.compute_warps as usize * 32 * self.chunks_per_lane as usize * 16
+    }
+    /// Dynamic shared memory of one block: the ring of `stages` tiles.
+    pub const fn ring_bytes(self) -> usize {
+        self.stages as usize * self.tile_bytes()
+    }
+}
+
 include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
 /// Whether this build carries GPU kernels (false when it was built without nvcc).
@@ -119,6 +145,7 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
     for ty in DType::ALL {
         for op in [OpKind::Sum, OpKind::Min, OpKind::Max, OpKind::And, OpKind::Or, OpKind::Xor] {
             kernels.extend(scan_kernel(op, ty));
+            kernels.extend(pipe_scan_kernel(op, ty));
         }
         kernels.push(select_kernel(ty));
         kernels.push(partition3_kernel(ty));

@@ -1,8 +1,8 @@
 //! Grid sizing, the reusable look-back workspace, and the one place that launches kernels.
 use crate::error::{Error, Result};
-use crate::kernels::{self, Kernel, Tuning};
+use crate::kernels::{self, Kernel, PipeTuning, Tuning};
 use crate::pred::PredProgram;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, sys};
 use std::sync::Arc;
 
 /// Mirrors `LookbackParams` of `cuda/params.cuh`, field for field.
@@ -124,6 +124,55 @@ pub struct Backoff {
     pub poll_ns: u32,
 }
 
+/// Which kernel structure runs a primitive that has more than one.
+///
+/// Scans have two: the classic decoupled look-back (one tile per block, any GPU) and a persistent,
+/// warp-specialised one for sm_90 and newer GPUs (`cuda/agent_pipe_scan.cuh`), which keeps several tiles
+/// per SM in flight with bulk copies and resolves prefixes from tile aggregates only. `Auto` (the default)
+/// picks the persistent one when the GPU, the buffers' 16-byte alignment and the size allow it (measured
+/// in `benches/RESULTS.md`); the others force a choice, for benchmarks and tests. Results are the same
+/// either way, up to the rounding of float sums.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() { return Ok(()) }
+/// use lookback::{Engine, ScanOp, Workspace};
+/// let mut ws = Workspace::new(&stream);
+/// ws.set_engine(Engine::Classic);
+/// let input = stream.clone_htod(&[1u32, 2, 3])?;
+/// let mut out = stream.alloc_zeros::<u32>(3)?;
+/// ws.inclusive_scan_into(&input, &mut out, ScanOp::Sum)?;
+/// assert_eq!(stream.clone_dtoh(&out)?, [1, 3, 6]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// The persistent engine where it applies, else the classic one.
+    #[default]
+    Auto,
+    /// Always the classic one-tile-per-block look-back.
+    Classic,
+    /// The persistent engine whenever the GPU (sm_90+) and the buffers (16-byte aligned) allow it, at
+    /// every size; the classic one otherwise.
+    Persistent,
+}
+
+/// How a launch is shaped: one block per tile, or one persistent block per SM.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shape {
+    Classic(Tuning),
+    Persistent(PipeTuning),
+}
+
+/// What the launcher needs to know about the GPU of a workspace.
+#[derive(Clone, Copy, Debug)]
+struct DeviceInfo {
+    sms: u32,
+    sm90: bool,
+}
+
 /// Epochs run 1..=EPOCHS; see `cuda/tile_state.cuh`.
 const EPOCHS: u32 = 255;
 /// Words before the status words: the tile counter and one scratch word.
@@ -170,6 +219,8 @@ pub struct Workspace {
     epoch: u32,
     tiles_taken: u64,
     backoff: Option<Backoff>,
+    engine: Engine,
+    device: Option<DeviceInfo>,
     /// One u64 for counts that are read back to the host, kept across calls.
     pub(crate) count_buffer: Option<CudaSlice<u64>>,
 }
@@ -198,6 +249,8 @@ impl Workspace {
             epoch: 0,
             tiles_taken: 0,
             backoff: None,
+            engine: Engine::Auto,
+            device: None,
             count_buffer: None,
         }
     }
@@ -223,6 +276,46 @@ impl Workspace {
     /// ```
     pub fn set_backoff(&mut self, backoff: Option<Backoff>) {
         self.backoff = backoff;
+    }
+
+    /// Chooses the kernel structure of later calls that have a choice (default [`Engine::Auto`]).
+    pub fn set_engine(&mut self, engine: Engine) {
+        self.engine = engine;
+    }
+
+    /// The persistent shape for a call of `bytes` bytes in `tiles_of(tuning)` tiles, if the engine
+    /// setting, the GPU and the alignment of `addrs` allow it.
+    pub(crate) fn persistent_shape(
+        &mut self,
+        stream: &CudaStream,
+        pipe: Option<PipeTuning>,
+        bytes: usize,
+        addrs: &[u64],
+    ) -> Result<Option<PipeTuning>> {
+        let Some(pipe) = pipe else { return Ok(None) };
+        if self.engine == Engine::Classic || addrs.iter().any(|a| a % 16 != 0) {
+            return Ok(None);
+        }
+        let tiles = bytes.div_ceil(pipe.tile_bytes());
+        if self.engine == Engine::Auto && tiles < pipe.min_tiles as usize {
+            return Ok(None);
+        }
+        if u32::try_from(tiles).is_err() {
+            return Ok(None);
+        }
+        Ok(self.device_info(stream)?.sm90.then_some(pipe))
+    }
+
+    fn device_info(&mut self, stream: &CudaStream) -> Result<DeviceInfo> {
+        if let Some(info) = self.device {
+            return Ok(info);
+        }
+        let ctx = stream.context();
+        let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let major = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let info = DeviceInfo { sms: sms.max(1) as u32, sm90: major >= 9 };
+        self.device = Some(info);
+        Ok(info)
     }
 
     /// Device bytes held.
@@ -260,11 +353,53 @@ impl Workspace {
         tiles: usize,
         make: impl FnOnce(LookbackParams, u64) -> P,
     ) -> Result<()> {
+        self.launch_shaped(stream, kernel, Shape::Classic(tuning), tiles, make)
+    }
+
+    /// [`Workspace::launch`] for either shape. A persistent launch runs one block per SM (at most one per
+    /// tile) with the shared-memory ring of its tuning; its blocks take `tiles + grid` ids from the tile
+    /// counter (each block's last take finds no tile left).
+    pub(crate) fn launch_shaped<P: DeviceRepr>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        kernel: Kernel,
+        shape: Shape,
+        tiles: usize,
+        make: impl FnOnce(LookbackParams, u64) -> P,
+    ) -> Result<()> {
         debug_assert!(tiles > 0, "empty inputs launch nothing (invariant 6)");
         self.check_context(stream)?;
-        let grid = u32::try_from(tiles)
-            .map_err(|_| Error::Unsupported { operation: "more than 2^32 - 1 tiles in one call", dtype: "any" })?;
+        let too_many = || Error::Unsupported { operation: "more than 2^32 - 1 tiles in one call", dtype: "any" };
         let func = kernels::function(stream.context(), kernel)?;
+        let (cfg, ids_taken, default_backoff) = match shape {
+            Shape::Classic(tuning) => {
+                let grid = u32::try_from(tiles).map_err(|_| too_many())?;
+                let cfg = LaunchConfig {
+                    grid_dim: (grid, 1, 1),
+                    block_dim: (tuning.block_threads, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                (cfg, tiles as u64, tuning.backoff_for(tiles))
+            }
+            Shape::Persistent(pipe) => {
+                let sms = self.device_info(stream)?.sms;
+                let grid = u32::try_from(tiles).map_err(|_| too_many())?.min(sms);
+                let ring = pipe.ring_bytes() as u32;
+                // Above 48 KB of dynamic shared memory a kernel must opt in (once per function would do;
+                // the call costs about a microsecond of host time).
+                func.set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    ring as i32,
+                )?;
+                let cfg = LaunchConfig {
+                    grid_dim: (grid, 1, 1),
+                    block_dim: (pipe.block_threads(), 1, 1),
+                    shared_mem_bytes: ring,
+                };
+                // The persistent agent never sleeps: its look-ahead polls aggregates off the critical path.
+                (cfg, tiles as u64 + grid as u64, (0, 0))
+            }
+        };
         if tiles > self.capacity || self.buf.is_none() {
             let capacity = tiles.max(2 * self.capacity).max(64);
             self.buf = Some(stream.alloc_zeros::<u64>(HEADER + (1 + VALUE_WORDS) * capacity)?);
@@ -279,10 +414,7 @@ impl Workspace {
             self.epoch = 0;
         }
         self.epoch += 1;
-        let backoff = self.backoff.unwrap_or_else(|| {
-            let (first_poll_ns, poll_ns) = tuning.backoff_for(tiles);
-            Backoff { first_poll_ns, poll_ns }
-        });
+        let backoff = self.backoff.unwrap_or(Backoff { first_poll_ns: default_backoff.0, poll_ns: default_backoff.1 });
         let (base, _guard) = buf.device_ptr_mut(stream);
         let lookback = LookbackParams {
             tile_counter: base,
@@ -295,14 +427,14 @@ impl Workspace {
             _pad: 0,
         };
         let params = make(lookback, base + 8);
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (tuning.block_threads, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `kernel` takes (the caller pairs them). The workspace holds
         // `capacity >= tiles` status words and VALUE_WORDS·capacity value words after the counter; the caller's
         // buffers are valid for the lengths it put in `P` and stay borrowed (with their guards) until
-        // after this launch is enqueued.
+        // after this launch is enqueued. A persistent launch gets the dynamic shared memory its agent
+        // expects (`PipeTuning::ring_bytes`, the same table as the kernel's).
         unsafe { stream.launch_builder(&func).arg(&params).launch(cfg) }?;
-        self.tiles_taken += tiles as u64;
+        self.tiles_taken += ids_taken;
         Ok(())
     }
 }

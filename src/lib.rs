@@ -98,7 +98,7 @@ pub use element::{Element, Flag, FloatElement, IntElement};
 pub use encode::{non_trivial_runs, run_end_encode, run_length_encode};
 pub use error::{Error, Result};
 pub use kernels::{DType, kernels_built};
-pub use launch::{Backoff, Workspace};
+pub use launch::{Backoff, Engine, Workspace};
 pub use op::ScanOp;
 pub use partition::{Partitioned, partition_if};
 pub use partition3::{ThreeWay, partition_three_way};
@@ -141,5 +141,9 @@ pub mod __private {
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Scan, bytes).tile_items(bytes)
+    }
+    /// Items per tile of the persistent scan (sm_90+) of an element type of `bytes` bytes.
+    pub fn pipe_scan_tile_items(bytes: usize) -> usize {
+        crate::kernels::pipe_tuning(crate::kernels::Algo::Scan).map_or(0, |p| p.tile_bytes() / bytes)
     }
 }

@@ -2,7 +2,7 @@
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo};
-use crate::launch::{ScanParams, Workspace, check_room, same_context};
+use crate::launch::{ScanParams, Shape, Workspace, check_room, same_context};
 use crate::op::ScanOp;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
@@ -165,11 +165,20 @@ impl Workspace {
         init: Option<T>,
         op: ScanOp,
     ) -> Result<()> {
-        let kernel = kernels::scan_kernel(op.kind(), T::DTYPE)
-            .ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })?;
-        let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
-        let tiles = n.div_ceil(tuning.tile_items(size_of::<T>()));
-        self.launch(stream, kernel, tuning, tiles, |lb, _| ScanParams {
+        let unsupported = Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() };
+        let pipe = kernels::pipe_tuning(Algo::Scan);
+        let (kernel, shape, tiles) = match self.persistent_shape(stream, pipe, n * size_of::<T>(), &[src, dst])? {
+            Some(pipe) => {
+                let kernel = kernels::pipe_scan_kernel(op.kind(), T::DTYPE).ok_or(unsupported)?;
+                (kernel, Shape::Persistent(pipe), (n * size_of::<T>()).div_ceil(pipe.tile_bytes()))
+            }
+            None => {
+                let kernel = kernels::scan_kernel(op.kind(), T::DTYPE).ok_or(unsupported)?;
+                let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
+                (kernel, Shape::Classic(tuning), n.div_ceil(tuning.tile_items(size_of::<T>())))
+            }
+        };
+        self.launch_shaped(stream, kernel, shape, tiles, |lb, _| ScanParams {
             input: src,
             output: dst,
             n: n as u64,

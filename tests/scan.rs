@@ -5,7 +5,7 @@ mod common;
 use common::{TestElement, check_scan, gpu, random_vec};
 use lookback::cudarc::driver::CudaStream;
 use lookback::half::{bf16, f16};
-use lookback::{ScanOp, Workspace, host};
+use lookback::{Engine, ScanOp, Workspace, host};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -65,9 +65,16 @@ fn ops_for<T: TestElement>() -> Vec<ScanOp> {
     ScanOp::ALL.into_iter().filter(|op| op.supports(T::DTYPE)).collect()
 }
 
-/// Sizes around tile boundaries: empty, one item, tile ± 1, several tiles, and enough tiles that the
-/// look-back slides over more than one 32-tile window.
-fn edge_sizes<T: TestElement>() -> Vec<usize> {
+/// Sizes around the tile boundaries of `engine`: empty, one item, tile ± 1, several tiles, and enough
+/// tiles that the classic look-back slides over more than one 32-tile window, or that every block of the
+/// persistent engine goes round its shared-memory ring several times (132 SMs × 6 stages on an H200).
+fn edge_sizes<T: TestElement>(engine: Engine) -> Vec<usize> {
+    if engine == Engine::Persistent {
+        let t = lookback::__private::pipe_scan_tile_items(size_of::<T>());
+        // 16 / size items: the last tile ends in a part the bulk copy cannot move (< 16 bytes).
+        let odd = (16 / size_of::<T>()).max(2) - 1;
+        return vec![0, 1, 2, 31, t - 1, t, t + 1, t + odd, 2 * t + odd, 131 * t + 1, 133 * t, 1700 * t + odd];
+    }
     let t = lookback::__private::scan_tile_items(size_of::<T>());
     vec![0, 1, 2, 31, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 3 * t + 5, 32 * t, 33 * t + 7, 97 * t + 3]
 }
@@ -76,14 +83,55 @@ fn edge_sizes_all_ops<T: TestElement>() {
     let Some(stream) = gpu() else { return };
     let mut ws = Workspace::new(&stream);
     let init = T::random(&mut common::Rng::new(7), 0.0);
-    for op in ops_for::<T>() {
-        for (k, n) in edge_sizes::<T>().into_iter().enumerate() {
-            for (init, in_place) in [(None, false), (Some(init), false), (None, true), (Some(init), true)] {
-                if let Err(e) = check_one::<T>(&stream, &mut ws, n, 1000 + k as u64, op, init, in_place) {
-                    panic!("{e}");
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        for op in ops_for::<T>() {
+            for (k, n) in edge_sizes::<T>(engine).into_iter().enumerate() {
+                for (init, in_place) in [(None, false), (Some(init), false), (None, true), (Some(init), true)] {
+                    if let Err(e) = check_one::<T>(&stream, &mut ws, n, 1000 + k as u64, op, init, in_place) {
+                        panic!("{engine:?}: {e}");
+                    }
                 }
             }
         }
+    }
+}
+
+/// Views that start off a 16-byte boundary cannot take the persistent engine's bulk copies: the call
+/// falls back to the classic one and is still right, out of place and in place.
+#[test]
+fn unaligned_views_fall_back_and_stay_correct() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Persistent);
+    let n = 3 * lookback::__private::pipe_scan_tile_items(4) + 5;
+    let input: Vec<i32> = random_vec(n + 1, 77, 0.0);
+    let want = host::inclusive_scan(&input[1..], ScanOp::Sum).unwrap();
+    let d_in = stream.clone_htod(&input).unwrap();
+    let mut d_out = stream.clone_htod(&vec![i32::poison(); n + 1]).unwrap();
+    ws.inclusive_scan_into(&d_in.slice(1..), &mut d_out.slice_mut(1..), ScanOp::Sum).unwrap();
+    let got = stream.clone_dtoh(&d_out).unwrap();
+    assert_eq!(got[0], i32::poison(), "wrote before the view");
+    check_scan(&input[1..], &got[1..], &want, ScanOp::Sum, false).unwrap();
+    let mut buf = stream.clone_htod(&input).unwrap();
+    ws.inclusive_scan_in_place(&mut buf.slice_mut(1..), ScanOp::Sum).unwrap();
+    let got = stream.clone_dtoh(&buf).unwrap();
+    assert_eq!(got[0], input[0]);
+    check_scan(&input[1..], &got[1..], &want, ScanOp::Sum, false).unwrap();
+}
+
+/// One workspace, the two engines alternating: the tile counter and the epochs must stay consistent
+/// across launches of either shape.
+#[test]
+fn engines_alternate_on_one_workspace() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let t = lookback::__private::pipe_scan_tile_items(4);
+    for (i, n) in [5 * t + 3, 1, 700 * t, 2 * t, 3].into_iter().cycle().take(20).enumerate() {
+        ws.set_engine(if i % 2 == 0 { Engine::Persistent } else { Engine::Classic });
+        let init = if i % 3 == 0 { Some(i as i32) } else { None };
+        check_one::<i32>(&stream, &mut ws, n, i as u64, ScanOp::Sum, init, i % 4 == 1)
+            .unwrap_or_else(|e| panic!("call {i}: {e}"));
     }
 }
 
@@ -154,4 +202,24 @@ fn float_min_max_of_nan_prefixes_match_the_host() {
             check_scan(&halves, &got, &want, op, false).unwrap_or_else(|e| panic!("f16 {op:?} {input:?}: {e}"));
         }
     }
+}
+
+/// A few persistent-engine scans small enough for compute-sanitizer (`run.sh sanitize BIN
+/// sanitizer_cases`): partial tiles with bulk-copy tails, in place, and one i32 call long enough for every
+/// block to go round its shared-memory ring (more than 132 SMs × 6 stages of tiles).
+#[test]
+fn sanitizer_cases() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Persistent);
+    let t = lookback::__private::pipe_scan_tile_items(4);
+    for (k, n) in [1, 5, t + 3, 7 * t + 1, 900 * t + 1].into_iter().enumerate() {
+        for (init, in_place) in [(None, false), (Some(-3), true)] {
+            check_one::<i32>(&stream, &mut ws, n, k as u64, ScanOp::Sum, init, in_place).unwrap();
+        }
+    }
+    let t8 = lookback::__private::pipe_scan_tile_items(1);
+    check_one::<u8>(&stream, &mut ws, 3 * t8 + 15, 9, ScanOp::Max, None, false).unwrap();
+    check_one::<f16>(&stream, &mut ws, 2 * t + 7, 10, ScanOp::Sum, Some(f16::from_f32(0.5)), true).unwrap();
+    check_one::<i64>(&stream, &mut ws, 5 * t + 1, 11, ScanOp::BitXor, None, false).unwrap();
 }

@@ -77,6 +77,8 @@ pub struct Args<A> {
     pub algos: Vec<A>,
     /// `--backoff F:P[,F:P...]`: the scan sweeps a list; the other benches take at most one.
     pub backoffs: Vec<lookback::Backoff>,
+    /// `--engine auto|classic|persistent`: the kernel structure of primitives that have two.
+    pub engine: lookback::Engine,
     pub csv: PathBuf,
 }
 
@@ -106,6 +108,7 @@ pub fn parse_args<A: Copy>(
         types: vec![ElemType::I32],
         algos: all.to_vec(),
         backoffs: Vec::new(),
+        engine: lookback::Engine::Auto,
         csv: PathBuf::from(csv_name),
     };
     let go_on = parse_flags(argv, |flag, value| {
@@ -115,6 +118,7 @@ pub fn parse_args<A: Copy>(
             "--types" => args.types = parse_list(&value, |s| ElemType::parse_among(s, types))?,
             "--algos" => args.algos = parse_list(&value, &parse_algo)?,
             "--backoff" => args.backoffs = parse_list(&value, parse_backoff)?,
+            "--engine" => args.engine = parse_engine(&value)?,
             "--csv" => args.csv = PathBuf::from(value),
             _ => return Err(unknown_flag(flag)),
         }
@@ -639,6 +643,16 @@ impl Report {
 use lookback::Backoff;
 
 /// Parses `FIRST:POLL` (nanoseconds) into a look-back back-off.
+/// `auto`, `classic` or `persistent`.
+pub fn parse_engine(s: &str) -> Result<lookback::Engine, String> {
+    match s {
+        "auto" => Ok(lookback::Engine::Auto),
+        "classic" => Ok(lookback::Engine::Classic),
+        "persistent" => Ok(lookback::Engine::Persistent),
+        _ => Err(format!("unknown engine `{s}` (expected auto, classic or persistent)")),
+    }
+}
+
 pub fn parse_backoff(s: &str) -> Result<Backoff, String> {
     let bad = || format!("bad back-off `{s}` (expected FIRST:POLL in nanoseconds)");
     let (first, poll) = s.split_once(':').ok_or_else(bad)?;

@@ -1,0 +1,31 @@
+// Entry points of the persistent, warp-specialised scans (agent_pipe_scan.cuh): one kernel per (operator,
+// element type), named lookback_pipe_scan_<op>_<type>, for the same pairs as scan.cu. sm_90 or newer
+// only: on older architectures the body traps, and the host never launches it there.
+#include "../agent_pipe_scan.cuh"
+
+using namespace lookback;
+
+#if __CUDA_ARCH__ >= 900
+#define LOOKBACK_PIPE_SCAN_BODY(OPTYPE, CTYPE) PipeScanAgent<CTYPE, OPTYPE>::run(p);
+#else
+#define LOOKBACK_PIPE_SCAN_BODY(OPTYPE, CTYPE) __trap();
+#endif
+
+#define LOOKBACK_PIPE_SCAN_KERNEL(OP, OPTYPE, NAME, CTYPE)                                                \
+    extern "C" __global__ void __launch_bounds__(PipeScanAgent<CTYPE, OPTYPE>::THREADS, 1)                \
+        lookback_pipe_scan_##OP##_##NAME(const __grid_constant__ ScanParams p) {                           \
+        LOOKBACK_PIPE_SCAN_BODY(OPTYPE, CTYPE)                                                             \
+    }
+
+#define LOOKBACK_PIPE_SCAN_ALL(NAME, CTYPE, CLASS)       \
+    LOOKBACK_PIPE_SCAN_KERNEL(sum, OpSum, NAME, CTYPE)   \
+    LOOKBACK_PIPE_SCAN_KERNEL(min, OpMin, NAME, CTYPE)   \
+    LOOKBACK_PIPE_SCAN_KERNEL(max, OpMax, NAME, CTYPE)   \
+    LOOKBACK_PIPE_SCAN_BITS_##CLASS(NAME, CTYPE)
+#define LOOKBACK_PIPE_SCAN_BITS_int(NAME, CTYPE)         \
+    LOOKBACK_PIPE_SCAN_KERNEL(and, OpAnd, NAME, CTYPE)   \
+    LOOKBACK_PIPE_SCAN_KERNEL(or, OpOr, NAME, CTYPE)     \
+    LOOKBACK_PIPE_SCAN_KERNEL(xor, OpXor, NAME, CTYPE)
+#define LOOKBACK_PIPE_SCAN_BITS_float(NAME, CTYPE)
+
+LOOKBACK_TYPES(LOOKBACK_PIPE_SCAN_ALL)
