@@ -354,6 +354,16 @@ fn generate(
         names.push(name);
     }
     g += "    }\n}\n\n";
+    let pipe_select_image = image_of("pipe_select");
+    g += "/// The persistent (sm_90+) compaction kernel of a type (select_if, unique, count_if).\n";
+    g += "pub(crate) const fn pipe_select_kernel(ty: DType) -> Kernel {\n    match ty {\n";
+    for t in types {
+        let name = format!("lookback_pipe_select_{}", t[0]);
+        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {pipe_select_image} }},", camel(&t[0]))
+            .unwrap();
+        names.push(name);
+    }
+    g += "    }\n}\n\n";
     // Run-based kernels: keyed reductions and scans per (operator, key bytes, value type), in one file
     // per operator; encodings and unique_by_key per (key bytes, value bytes or 0).
     g += "/// The keyed reduction/scan kernel of (operator, key bytes, value type), if one is compiled.\n";

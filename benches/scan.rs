@@ -229,11 +229,7 @@ struct RowSpec {
 
 impl RowSpec {
     fn label(&self, engine: lookback::Engine) -> String {
-        let name = match engine {
-            lookback::Engine::Auto => self.algo.name().to_string(),
-            lookback::Engine::Classic => format!("{}[classic]", self.algo.name()),
-            lookback::Engine::Persistent => format!("{}[persistent]", self.algo.name()),
-        };
+        let name = common::engine_label(self.algo.name(), engine);
         match self.backoff {
             None => name,
             Some(b) => format!("{name}@{}:{}", b.first_poll_ns, b.poll_ns),

@@ -32,6 +32,8 @@ usage: cargo bench --bench select -- [OPTIONS]
                     partition_split_50,unique_run4 (default: all ten)
   --csv PATH        CSV output (default bench-select.csv; also $OUT/bench-select.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
+  --engine E        auto (default), classic or persistent (sm_90+; compaction and counting only):
+                    rows are labelled name[classic] / name[persistent] unless auto
   --help            this text";
 
 // ---------------------------------------------------------------------------------------------
@@ -375,6 +377,7 @@ struct Bench {
     timer: Timer,
     ws: Workspace,
     memcpy: MemcpyBaseline,
+    engine: lookback::Engine,
 }
 
 impl Bench {
@@ -476,7 +479,7 @@ impl Bench {
             }
         }
         Ok(Row {
-            label: label.to_string(),
+            label: common::engine_label(label, self.engine),
             ty: T::NAME,
             log2n,
             copies: k,
@@ -500,9 +503,14 @@ impl Bench {
 
 fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     common::open_gpu(stream, args.reps)?;
-    let mut bench =
-        Bench { timer: Timer::new(stream, args.reps)?, ws: Workspace::new(stream), memcpy: MemcpyBaseline::default() };
+    let mut bench = Bench {
+        timer: Timer::new(stream, args.reps)?,
+        ws: Workspace::new(stream),
+        memcpy: MemcpyBaseline::default(),
+        engine: args.engine,
+    };
     bench.ws.set_backoff(args.single_backoff()?);
+    bench.ws.set_engine(args.engine);
     let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
     for &ty in &args.types {
         for &log2n in &args.sizes {

@@ -35,6 +35,7 @@ __device__ __forceinline__ unsigned tag_state(unsigned tag, unsigned epoch) {
 // finished before this tile overwrites that memory (invariant 3, agent_select.cuh).
 template <class A, bool ORDERED> struct PackedState {
     static_assert(sizeof(A) <= 4, "PackedState holds values of at most 4 bytes");
+    static constexpr bool PACKED = true;  // flag and value in one word (read alone gives both)
     uint64_t* words;
     unsigned epoch;
 
@@ -52,6 +53,7 @@ template <class A, bool ORDERED> struct PackedState {
 // 8-byte values: flag word + two value slots per tile (values[2t] = aggregate, values[2t+1] = prefix).
 template <class A> struct TwoWordState {
     static_assert(sizeof(A) == 8, "TwoWordState holds 8-byte values");
+    static constexpr bool PACKED = false;
     uint64_t* words;
     uint64_t* values;
     unsigned epoch;
@@ -82,6 +84,7 @@ template <class A> struct TwoWordState {
 // release/acquire, which only in-place compaction needs (invariant 3); out of place, a reader uses nothing
 // but the count inside the word, as in a scan, and relaxed accesses keep fences off the critical path.
 struct CountState {
+    static constexpr bool PACKED = true;
     uint64_t* words;
     unsigned epoch;
     bool ordered;

@@ -48,8 +48,15 @@
 // (the ring has no room left to load ahead); 7 stages with 4 ahead 0.97 (u8 0.88, i64 0.76), with 6
 // ahead 0.62. Below 1024 tiles (32 MB) the classic agent is faster (2^22 i32: 18.0 against 19.1 us;
 // 2^23: 29.8 against 25.6 us).
-#define LOOKBACK_PIPE_TUNING(X) \
-    X(scan, 8, 8, 7, 4, 1024)
+//
+// Selection keeps each thread's selection masks from its reduce to its scan in static shared memory
+// (up to 4 KB per slot for 1-byte items), so its ring has 6 stages, with 3 tiles reduced ahead (the
+// scan's best with 6 stages). It runs 16 compute warps of 4 chunks per lane: its per-item work
+// (predicate, packing) needs more warps to hide latency than the scan's (i32 select_if 50 % at 2^28:
+// 8 × 8 0.605, 12 × 4 0.592, 16 × 4 0.642 of memcpy; count_if 0.637 / 0.480 / 0.588).
+#define LOOKBACK_PIPE_TUNING(X)  \
+    X(scan, 8, 8, 7, 4, 1024)    \
+    X(select, 16, 4, 6, 3, 1024)
 
 namespace lookback {
 

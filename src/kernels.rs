@@ -148,6 +148,7 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
             kernels.extend(pipe_scan_kernel(op, ty));
         }
         kernels.push(select_kernel(ty));
+        kernels.push(pipe_select_kernel(ty));
         kernels.push(partition3_kernel(ty));
         for key_bytes in [1, 2, 4, 8] {
             for op in [OpKind::Sum, OpKind::Min, OpKind::Max] {

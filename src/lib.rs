@@ -142,6 +142,10 @@ pub mod __private {
     pub fn scan_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Scan, bytes).tile_items(bytes)
     }
+    /// Items per tile of the persistent compaction (sm_90+) of an element type of `bytes` bytes.
+    pub fn pipe_select_tile_items(bytes: usize) -> usize {
+        crate::kernels::pipe_tuning(crate::kernels::Algo::Select).map_or(0, |p| p.tile_bytes() / bytes)
+    }
     /// Items per tile of the persistent scan (sm_90+) of an element type of `bytes` bytes.
     pub fn pipe_scan_tile_items(bytes: usize) -> usize {
         crate::kernels::pipe_tuning(crate::kernels::Algo::Scan).map_or(0, |p| p.tile_bytes() / bytes)

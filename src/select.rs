@@ -3,7 +3,7 @@
 use crate::element::{Element, Flag};
 use crate::error::{Error, Result, check_len};
 use crate::kernels::{self, Algo};
-use crate::launch::{SelectParams, Workspace, check_room, same_context, zero_counts};
+use crate::launch::{SelectParams, Shape, Workspace, check_room, same_context, zero_counts};
 use crate::pred::{Pred, PredProgram};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
@@ -173,6 +173,14 @@ impl Workspace {
         let kernel = kernels::select_kernel(T::DTYPE);
         let tuning = kernels::tuning(Algo::Select, size_of::<T>());
         let tiles = job.n.div_ceil(tuning.tile_items(size_of::<T>()));
+        // The persistent engine covers compaction and counting by predicate or uniqueness; flags and the
+        // partition layouts stay on the classic agent.
+        let persistent = match (job.mode, job.source) {
+            (Mode::Compact | Mode::Count | Mode::PartitionStable, Source::Pred(_) | Source::Unique) => {
+                self.persistent_shape(stream, kernels::pipe_tuning(Algo::Select), job.n * size_of::<T>(), &[job.input])?
+            }
+            _ => None,
+        };
         let (source, flags, pred) = match job.source {
             Source::Pred(p) => (0, 0, p),
             Source::Flags(f) => (1, f, PredProgram::default()),
@@ -195,11 +203,21 @@ impl Workspace {
             pred,
             lb,
         };
+        let classic = (kernel, Shape::Classic(tuning), tiles);
+        let shaped = persistent.map_or(classic, |pipe| {
+            let tiles = (job.n * size_of::<T>()).div_ceil(pipe.tile_bytes());
+            (kernels::pipe_select_kernel(T::DTYPE), Shape::Persistent(pipe), tiles)
+        });
         if job.mode == Mode::PartitionStable {
-            // The rejected items start after all selected ones: count them first, into the scratch word.
-            self.launch(stream, kernel, tuning, tiles, |lb, scratch| params(lb, scratch, Mode::Count))?;
+            // The rejected items start after all selected ones: count them first, into the scratch word
+            // (on either engine), then partition on the classic one.
+            let (kernel, shape, tiles) = shaped;
+            self.launch_shaped(stream, kernel, shape, tiles, |lb, scratch| params(lb, scratch, Mode::Count))?;
+            let (kernel, shape, tiles) = classic;
+            return self.launch_shaped(stream, kernel, shape, tiles, |lb, scratch| params(lb, scratch, job.mode));
         }
-        self.launch(stream, kernel, tuning, tiles, |lb, scratch| params(lb, scratch, job.mode))
+        let (kernel, shape, tiles) = shaped;
+        self.launch_shaped(stream, kernel, shape, tiles, |lb, scratch| params(lb, scratch, job.mode))
     }
 
     /// Compacts `input` into `output` (or in place when both are the same address).

@@ -6,7 +6,7 @@ mod common;
 use common::{GUARD, Pattern, TestElement, gpu, runs, same, upload_poisoned, values_for_mask};
 use lookback::cudarc::driver::{CudaSlice, CudaStream};
 use lookback::half::{bf16, f16};
-use lookback::{Pred, Workspace, host};
+use lookback::{Engine, Pred, Workspace, host};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -127,7 +127,14 @@ fn check_unique<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n:
     same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("{what} in place"));
 }
 
-fn edge_sizes<T: TestElement>() -> Vec<usize> {
+/// Sizes around the tile boundaries of `engine` (the persistent one: 32 KB tiles, a last tile ending in
+/// a part the bulk copy cannot move, and more tiles than SMs).
+fn edge_sizes<T: TestElement>(engine: Engine) -> Vec<usize> {
+    if engine == Engine::Persistent {
+        let t = lookback::__private::pipe_select_tile_items(size_of::<T>());
+        let odd = (16 / size_of::<T>()).max(2) - 1;
+        return vec![1, 2, 33, t - 1, t, t + 1, t + odd, 2 * t + odd, 140 * t + 3];
+    }
     let t = lookback::__private::select_tile_items(size_of::<T>());
     vec![0, 1, 2, 33, t - 1, t, t + 1, 2 * t + 1, 5 * t - 3, 33 * t + 7]
 }
@@ -135,14 +142,46 @@ fn edge_sizes<T: TestElement>() -> Vec<usize> {
 fn edge_cases<T: TestElement>() {
     let Some(stream) = gpu() else { return };
     let mut ws = Workspace::new(&stream);
-    for (k, n) in edge_sizes::<T>().into_iter().enumerate() {
-        for (p, pattern) in Pattern::ALL.into_iter().enumerate() {
-            check_all::<T>(&stream, &mut ws, n, pattern, (k * 10 + p) as u64);
-        }
-        for mean_run in [1.0, 2.0, 4.0, 1000.0, 1e9] {
-            check_unique::<T>(&stream, &mut ws, n, mean_run, k as u64);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        for (k, n) in edge_sizes::<T>(engine).into_iter().enumerate() {
+            for (p, pattern) in Pattern::ALL.into_iter().enumerate() {
+                check_all::<T>(&stream, &mut ws, n, pattern, (k * 10 + p) as u64);
+            }
+            for mean_run in [1.0, 2.0, 4.0, 1000.0, 1e9] {
+                check_unique::<T>(&stream, &mut ws, n, mean_run, k as u64);
+            }
         }
     }
+}
+
+/// The persistent engine over more tiles than its rings hold (132 SMs × 6 stages on an H200), i32:
+/// every block goes round its ring several times.
+#[test]
+fn persistent_ring_wraps() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Persistent);
+    let t = lookback::__private::pipe_select_tile_items(4);
+    for (p, pattern) in Pattern::ALL.into_iter().enumerate() {
+        check_all::<i32>(&stream, &mut ws, 1700 * t + 3, pattern, 500 + p as u64);
+    }
+    check_unique::<i32>(&stream, &mut ws, 1700 * t + 1, 4.0, 9);
+}
+
+/// A few persistent-engine selections small enough for compute-sanitizer (`run.sh sanitize BIN
+/// sanitizer_cases`).
+#[test]
+fn sanitizer_cases() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Persistent);
+    let t = lookback::__private::pipe_select_tile_items(4);
+    check_all::<i32>(&stream, &mut ws, 3 * t + 5, Pattern::Half, 1);
+    check_unique::<i32>(&stream, &mut ws, 2 * t + 3, 2.0, 2);
+    let t8 = lookback::__private::pipe_select_tile_items(1);
+    check_all::<u8>(&stream, &mut ws, 2 * t8 + 13, Pattern::Alternating, 3);
+    check_unique::<u8>(&stream, &mut ws, t8 + 15, 3.0, 4);
 }
 
 fn random_cases() -> impl Strategy<Value = (usize, usize, u64, f64)> {

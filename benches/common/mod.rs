@@ -643,6 +643,15 @@ impl Report {
 use lookback::Backoff;
 
 /// Parses `FIRST:POLL` (nanoseconds) into a look-back back-off.
+/// A row label with the engine it was forced to (`name[classic]`, `name[persistent]`; `name` for auto).
+pub fn engine_label(name: &str, engine: lookback::Engine) -> String {
+    match engine {
+        lookback::Engine::Auto => name.to_string(),
+        lookback::Engine::Classic => format!("{name}[classic]"),
+        lookback::Engine::Persistent => format!("{name}[persistent]"),
+    }
+}
+
 /// `auto`, `classic` or `persistent`.
 pub fn parse_engine(s: &str) -> Result<lookback::Engine, String> {
     match s {

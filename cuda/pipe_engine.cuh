@@ -1,0 +1,285 @@
+// The persistent, warp-specialised look-back engine (sm_90+): one block per SM takes tiles until none are
+// left. A `Work` (agent_pipe_scan.cuh, agent_pipe_select.cuh) says what a tile reduces to and what it
+// writes once its exclusive prefix is known; this file moves the tiles and resolves the prefixes.
+//
+// Why (benches/NOTES.md, ../shared/docs/PERF-NOTES.md): with one tile per block, each tile waits for the
+// chain of its predecessors' inclusive prefixes while its SM has few loads in flight, which holds the
+// classic agents near 0.8 of memcpy. Here nothing waits on an inclusive prefix and loads never stop:
+//
+// - Load warp (one lane): takes a tile id from the global counter, then bulk-copies the whole tile into a
+//   ring of STAGES shared-memory slots (cp.async.bulk, completing on the slot's `full` barrier). It runs
+//   up to STAGES tiles ahead of the compute warps, so HBM always has this SM's next tiles in flight.
+// - Compute warps: reduce tile k + REDUCE_AHEAD and publish its *aggregate* (status A; there is no P
+//   state), then finish tile k (Work::scan_tile) once its exclusive prefix is known. Reducing ahead
+//   keeps aggregates flowing while prefixes are being resolved.
+// - Look-ahead warp: keeps the block's running prefix. The tiles between this block's previous tile and
+//   its next one were taken by other blocks; their aggregates (not prefixes) are all the look-ahead adds,
+//   about one per SM. prefix(next) = prefix(previous) ⊕ aggregates [previous, next).
+//
+// Layout: compute warp w owns CHUNKS_PER_LANE × 32 consecutive 16-byte chunks of its tile; chunk j of
+// lane l is chunk w·32·CPL + 32·j + l. Each warp access (shared or global) is 512 contiguous bytes, so
+// shared-memory reads have no bank conflicts without any swizzle.
+//
+// Progress: tile ids come from an atomic counter, and an id is taken only when a slot is free, so every
+// tile taken belongs to a running block and is loaded at once; a tile's aggregate depends only on its
+// own load; the lowest tile without a published aggregate belongs to a block whose compute warps need
+// only aggregates of lower tiles (all published) to get past their current tile. So some tile always
+// advances, whatever the number of resident blocks.
+//
+// Ordering (in-place compaction, invariant 3 of DESIGN.md): a tile publishes its aggregate only after
+// its `full` phase completed, i.e. after the bulk copy finished reading its input; a tile learns its
+// prefix only after seeing the aggregates of every earlier tile. So when tile t writes, every read of
+// an earlier tile's input has completed; later tiles read only at indices at or after their own start.
+//
+// Requirements (checked by the host): the input 16-byte aligned; fewer than 2^32 - 1 tiles; sm_90+.
+#pragma once
+#include "async_copy.cuh"
+#include "ops.cuh"
+#include "params.cuh"
+#include "tile_state.cuh"
+#include "tuning.cuh"
+#include "warp_scan.cuh"
+
+namespace lookback {
+
+// What a Work provides (see agent_pipe_scan.cuh for the simplest one):
+//   ALGO, Params (with `in`, `n`, `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
+//   (publish / read; for 8-byte A also peek / value), Slot (shared state kept from reduce to scan),
+//   WRITES_RING (whether scan_tile writes the ring slot), and
+//   state(p), initial(p) (the prefix of tile 0),
+//   reduce_tile(p, slot, tile_smem, start, valid) → this thread's part of the tile's aggregate,
+//   scan_tile(p, slot, tile_smem, start, valid, carry) with carry = prefix ⊕ the warp's exclusive part,
+//   finish(p, total): called once, by the block that holds the last tile, with the grand total.
+template <class Work> struct PipeEngine {
+    using Params = typename Work::Params;
+    using Shape = PipeTuning<Work::ALGO>;
+    static constexpr int WARPS = Shape::COMPUTE_WARPS;
+    static constexpr int CPL = Shape::CHUNKS_PER_LANE;
+    static constexpr int STAGES = Shape::STAGES;
+    // Tiles the compute warps reduce (and publish) ahead of the one they scan: the slack every block's
+    // look-ahead has to collect the aggregates of the tiles before its own.
+    static constexpr int REDUCE_AHEAD = Shape::REDUCE_AHEAD;
+    static_assert(REDUCE_AHEAD >= 1 && REDUCE_AHEAD < STAGES, "the tiles reduced ahead must fit the ring");
+    static constexpr int COMPUTE_THREADS = WARPS * 32;
+    static constexpr int LOAD_WARP = WARPS;
+    static constexpr int AHEAD_WARP = WARPS + 1;
+    static constexpr int THREADS = COMPUTE_THREADS + 64;
+    static constexpr int TILE_CHUNKS = WARPS * 32 * CPL;
+    static constexpr int TILE_BYTES = TILE_CHUNKS * 16;
+    static constexpr int TILE_ITEMS = TILE_BYTES / Work::ITEM_BYTES;
+    static constexpr int RING_BYTES = STAGES * TILE_BYTES;  // the dynamic shared memory of a launch
+    // Aggregates each look-ahead lane reads per step (2, 4 and 8 measured within 1 % with 4 tiles
+    // reduced ahead; 4 was best for 8-byte values).
+    static constexpr int AHEAD_PER_LANE = 4;
+    static constexpr uint64_t END = ~0ull;  // tile id meaning "no tiles left"
+    static constexpr int COMPUTE_BARRIER = 1;
+
+    using A = typename Work::A;
+    using Op = typename Work::Op;
+    using State = typename Work::State;
+
+    struct Storage {
+        uint64_t full[STAGES];   // slot loaded (tx bytes) and its tile id written
+        uint64_t empty[STAGES];  // every compute warp is done with the slot
+        uint64_t ready[STAGES];  // the look-ahead wrote the slot's exclusive prefix
+        uint64_t tile_id[STAGES];
+        A prefix[STAGES];
+        A aggregate[STAGES];
+        A warp_exclusive[STAGES][WARPS];  // per slot: ⊕ of the tile's warps before each warp
+        A warp_totals[2][WARPS];          // double-buffered: read between two barriers (see reduce)
+        typename Work::Slot work[STAGES];
+    };
+
+    static __device__ __forceinline__ void run(const Params& p) {
+        extern __shared__ __align__(128) uint4 ring[];
+        __shared__ Storage s;
+        const uint64_t num_tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
+        if (threadIdx.x == 0) {
+            for (int i = 0; i < STAGES; ++i) {
+                mbar_init(&s.full[i], 1);
+                mbar_init(&s.empty[i], WARPS);
+                mbar_init(&s.ready[i], 1);
+            }
+            fence_barrier_init();
+        }
+        __syncthreads();
+        const State state = Work::state(p);
+        if (warp_id() == LOAD_WARP) {
+            if (lane_id() == 0) load_tiles(p, s, ring, num_tiles);
+        } else if (warp_id() == AHEAD_WARP) {
+            look_ahead(p, s, state);
+        } else {
+            compute(p, s, ring, state, num_tiles);
+        }
+    }
+
+    // Load warp, one lane: tile ids in, bulk copies out, STAGES tiles ahead at most. A tile id is taken
+    // only once a slot is free, so every id taken is loaded at once (a block holding a low id it cannot
+    // load yet would hold up every later tile's prefix). Taking the next id one tile early, to hide the
+    // atomic's round trip, measured no faster (benches/NOTES.md).
+    static __device__ __forceinline__ void load_tiles(const Params& p, Storage& s, uint4* ring, uint64_t num_tiles) {
+        const uint64_t total_bytes = p.n * Work::ITEM_BYTES;
+        for (uint32_t k = 0;; ++k) {
+            const int slot = k % STAGES;
+            if (k >= STAGES) mbar_wait(&s.empty[slot], (k / STAGES - 1) & 1);
+            const uint64_t tile = take_tile_id(p.lb.tile_counter, p.lb.tile_base);
+            if (tile >= num_tiles) {
+                s.tile_id[slot] = END;
+                mbar_arrive(&s.full[slot]);
+                return;
+            }
+            s.tile_id[slot] = tile;
+            const uint64_t offset = tile * (uint64_t)TILE_BYTES;
+            // The last tile's trailing < 16 bytes are read by the compute warps (bulk copies move 16-byte
+            // multiples).
+            const uint32_t bytes = (uint32_t)min((uint64_t)TILE_BYTES, total_bytes - offset) & ~15u;
+            mbar_arrive_expect_tx(&s.full[slot], bytes);
+            if (bytes) bulk_load(ring + slot * TILE_CHUNKS, static_cast<const char*>(p.in) + offset, bytes, &s.full[slot]);
+        }
+    }
+
+    // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major). Every
+    // lane issues all its status loads before waiting on any, so a step costs one L2 round trip (two
+    // for two-word states: flags, then values) when the aggregates are there.
+    static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
+        const A identity = Op::template identity<A>();
+        A v[AHEAD_PER_LANE];
+        unsigned st[AHEAD_PER_LANE];
+        if constexpr (State::PACKED) {
+#pragma unroll
+            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
+                const uint64_t t = cursor + 32 * i + lane_id();
+                v[i] = identity;
+                st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
+            }
+#pragma unroll
+            for (int i = 0; i < AHEAD_PER_LANE; ++i)
+                while (st[i] == STATUS_X) st[i] = state.read(cursor + 32 * i + lane_id(), v[i]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
+                const uint64_t t = cursor + 32 * i + lane_id();
+                st[i] = t < end ? state.peek(t) : STATUS_A;
+            }
+#pragma unroll
+            for (int i = 0; i < AHEAD_PER_LANE; ++i)
+                while (st[i] == STATUS_X) st[i] = state.peek(cursor + 32 * i + lane_id());
+            fence_acquire();
+#pragma unroll
+            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
+                const uint64_t t = cursor + 32 * i + lane_id();
+                v[i] = t < end ? state.value(t, STATUS_A) : identity;
+            }
+        }
+        A part = identity;
+#pragma unroll
+        for (int i = 0; i < AHEAD_PER_LANE; ++i) part = Op::apply(part, v[i]);
+        return part;
+    }
+
+    // Look-ahead warp: the block's running exclusive prefix, one slot's tile at a time.
+    static __device__ __forceinline__ void look_ahead(const Params& p, Storage& s, const State& state) {
+        A running = Work::initial(p);
+        uint64_t cursor = 0;  // aggregates of tiles [0, cursor) are folded into `running`
+        for (uint32_t k = 0;; ++k) {
+            const int slot = k % STAGES;
+            mbar_wait(&s.full[slot], (k / STAGES) & 1);
+            const uint64_t tile = s.tile_id[slot];
+            if (tile == END) return;
+            while (cursor < tile) {
+                // Lane-major order (lane l holds tiles l, l+32, …) is not tile order: fine for the
+                // commutative operators of ops.cuh; float sums differ from sequential order by rounding
+                // only, as with any parallel scan.
+                running = Op::apply(running, warp_reduce<Op>(fold_aggregates(state, cursor, tile)));
+                cursor = min(cursor + 32 * AHEAD_PER_LANE, tile);
+            }
+            if (lane_id() == 0) {
+                s.prefix[slot] = running;
+                mbar_arrive(&s.ready[slot]);
+            }
+        }
+    }
+
+    // Waits for slot k, reduces it and publishes its aggregate; leaves the warp's exclusive part of the
+    // tile in the slot. False when the load warp said "no more tiles".
+    static __device__ __forceinline__ bool reduce(const Params& p, Storage& s, uint4* ring, const State& state,
+                                                  uint32_t k) {
+        const int slot = k % STAGES;
+        mbar_wait(&s.full[slot], (k / STAGES) & 1);
+        const uint64_t tile = s.tile_id[slot];
+        if (tile == END) return false;
+        const int w = warp_id();
+        const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+        const A mine = Work::reduce_tile(p, s.work[slot], ring + slot * TILE_CHUNKS, start, valid);
+        const A warp_total = warp_reduce<Op>(mine);
+        if (lane_id() == 0) s.warp_totals[k & 1][w] = warp_total;
+        named_barrier<COMPUTE_BARRIER, COMPUTE_THREADS>();
+        // Read the totals now: the next write to this buffer (tile k+2) comes after the next barrier.
+        A aggregate = Op::template identity<A>();
+        A exclusive = aggregate;
+#pragma unroll
+        for (int i = 0; i < WARPS; ++i) {
+            if (i == w) exclusive = aggregate;
+            aggregate = Op::apply(aggregate, s.warp_totals[k & 1][i]);
+        }
+        // Every lane writes the same value and later reads only its own write: no warp sync needed.
+        s.warp_exclusive[slot][w] = exclusive;
+        if (threadIdx.x == 0) {
+            s.aggregate[slot] = aggregate;  // read back by this thread only
+            state.publish(tile, STATUS_A, aggregate);
+        }
+        return true;
+    }
+
+    // Finishes slot k (reduced earlier) once its prefix is ready, and frees the slot.
+    static __device__ __forceinline__ void scan(const Params& p, Storage& s, uint4* ring, uint32_t k,
+                                                uint64_t num_tiles) {
+        const int slot = k % STAGES;
+        const uint64_t tile = s.tile_id[slot];
+        mbar_wait(&s.ready[slot], (k / STAGES) & 1);
+        const A prefix = s.prefix[slot];
+        const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+        Work::scan_tile(p, s.work[slot], ring + slot * TILE_CHUNKS, start, valid,
+                        Op::apply(prefix, s.warp_exclusive[slot][warp_id()]));
+        if (threadIdx.x == 0 && tile == num_tiles - 1) Work::finish(p, Op::apply(prefix, s.aggregate[slot]));
+        // Writes to the slot through the generic proxy must be ordered before the next bulk copy into it.
+        if constexpr (Work::WRITES_RING) asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
+        __syncwarp();
+        if (lane_id() == 0) mbar_arrive(&s.empty[slot]);
+    }
+
+    // Compute warps: reduce REDUCE_AHEAD tiles ahead of the one being finished.
+    static __device__ __forceinline__ void compute(const Params& p, Storage& s, uint4* ring, const State& state,
+                                                   uint64_t num_tiles) {
+        uint32_t reduced = 0;  // slots reduced so far
+        bool more = true;      // the load warp has not said "no more tiles" yet
+        while (more && reduced < REDUCE_AHEAD) {
+            more = reduce(p, s, ring, state, reduced);
+            reduced += more;
+        }
+        for (uint32_t k = 0; k < reduced; ++k) {
+            if (more) {
+                more = reduce(p, s, ring, state, reduced);
+                reduced += more;
+            }
+            scan(p, s, ring, k, num_tiles);
+        }
+    }
+
+    // Item `i` of a partial tile: from the ring while the bulk copy covered it, else from global memory
+    // (the < 16 trailing bytes), else `fill`.
+    template <class T>
+    static __device__ __forceinline__ T partial_item(const uint4* tile_smem, const T* in, int i, int valid, T fill) {
+        const int bulk_items = (int)(((uint32_t)valid * sizeof(T)) & ~15u) / (int)sizeof(T);
+        if (i < bulk_items) return reinterpret_cast<const T*>(tile_smem)[i];
+        if (i < valid) return in[i];
+        return fill;
+    }
+
+    // This lane's chunk j of the tile (index into the tile's chunks) and its first item.
+    static __device__ __forceinline__ int chunk_index(int j) { return (int)warp_id() * 32 * CPL + 32 * j + (int)lane_id(); }
+};
+
+}  // namespace lookback
