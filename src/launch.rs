@@ -154,8 +154,9 @@ pub enum Engine {
     Auto,
     /// Always the classic one-tile-per-block look-back.
     Classic,
-    /// The persistent engine whenever the GPU (sm_90+) and the buffers (16-byte aligned) allow it, at
-    /// every size; the classic one otherwise.
+    /// The persistent engine whenever the GPU (sm_90+, with about 220 KB of shared memory per block) and
+    /// the buffers (16-byte aligned input, and output for scans) allow it, at every size; the classic one
+    /// otherwise.
     Persistent,
 }
 
@@ -171,6 +172,9 @@ pub(crate) enum Shape {
 struct DeviceInfo {
     sms: u32,
     sm90: bool,
+    /// Shared memory a block may opt in to (bytes): 227 KB on sm_90 and sm_100, 99 KB on sm_120, which
+    /// therefore takes the classic agents.
+    smem_optin: usize,
 }
 
 /// Epochs run 1..=EPOCHS; see `cuda/tile_state.cuh`.
@@ -283,16 +287,18 @@ impl Workspace {
         self.engine = engine;
     }
 
-    /// The persistent shape for a call of `bytes` bytes in `tiles_of(tuning)` tiles, if the engine
-    /// setting, the GPU and the alignment of `addrs` allow it.
+    /// The persistent shape for a call of `bytes` bytes with `kernel`, if the engine setting, the GPU
+    /// (sm_90+, enough shared memory for the ring plus the kernel's static shared memory) and the
+    /// alignment of `addrs` allow it.
     pub(crate) fn persistent_shape(
         &mut self,
         stream: &CudaStream,
         pipe: Option<PipeTuning>,
+        kernel: Option<Kernel>,
         bytes: usize,
         addrs: &[u64],
     ) -> Result<Option<PipeTuning>> {
-        let Some(pipe) = pipe else { return Ok(None) };
+        let (Some(pipe), Some(kernel)) = (pipe, kernel) else { return Ok(None) };
         if self.engine == Engine::Classic || addrs.iter().any(|a| a % 16 != 0) {
             return Ok(None);
         }
@@ -303,7 +309,16 @@ impl Workspace {
         if u32::try_from(tiles).is_err() {
             return Ok(None);
         }
-        Ok(self.device_info(stream)?.sm90.then_some(pipe))
+        let info = self.device_info(stream)?;
+        if !info.sm90 {
+            return Ok(None);
+        }
+        let func = kernels::function(stream.context(), kernel)?;
+        // Should the driver not say, the classic agent is the safe choice.
+        let Ok(static_smem) = func.get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) else {
+            return Ok(None);
+        };
+        Ok((pipe.ring_bytes() + static_smem.max(0) as usize <= info.smem_optin).then_some(pipe))
     }
 
     fn device_info(&mut self, stream: &CudaStream) -> Result<DeviceInfo> {
@@ -313,7 +328,8 @@ impl Workspace {
         let ctx = stream.context();
         let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let major = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let info = DeviceInfo { sms: sms.max(1) as u32, sm90: major >= 9 };
+        let optin = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let info = DeviceInfo { sms: sms.max(1) as u32, sm90: major >= 9, smem_optin: optin.max(0) as usize };
         self.device = Some(info);
         Ok(info)
     }

@@ -176,9 +176,14 @@ impl Workspace {
         // The persistent engine covers compaction and counting by predicate or uniqueness; flags and the
         // partition layouts stay on the classic agent.
         let persistent = match (job.mode, job.source) {
-            (Mode::Compact | Mode::Count | Mode::PartitionStable, Source::Pred(_) | Source::Unique) => {
-                self.persistent_shape(stream, kernels::pipe_tuning(Algo::Select), job.n * size_of::<T>(), &[job.input])?
-            }
+            (Mode::Compact | Mode::Count | Mode::PartitionStable, Source::Pred(_) | Source::Unique) => self
+                .persistent_shape(
+                    stream,
+                    kernels::pipe_tuning(Algo::Select),
+                    Some(kernels::pipe_select_kernel(T::DTYPE)),
+                    job.n * size_of::<T>(),
+                    &[job.input],
+                )?,
             _ => None,
         };
         let (source, flags, pred) = match job.source {
