@@ -505,6 +505,9 @@ fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     let mut bench =
         Bench { timer: Timer::new(stream, args.reps)?, ws: Workspace::new(stream), memcpy: MemcpyBaseline::default() };
     bench.ws.set_backoff(args.single_backoff()?);
+    if args.engine != lookback::Engine::Auto {
+        return Err("--engine: the run-based primitives have only the classic engine".into());
+    }
     let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
     for &ty in &args.types {
         for &log2n in &args.sizes {
