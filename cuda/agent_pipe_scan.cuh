@@ -35,9 +35,7 @@ template <class T, class Op_> struct PipeScanWork {
         return StateMaker::make(p.lb.status, p.lb.values, p.lb.epoch);
     }
     static __device__ __forceinline__ A initial(const Params& p) {
-        if (!p.exclusive) return Op::template identity<A>();
-        // The host passes the seed as an element of T; the accumulator may be wider (f16 → f32).
-        return Acc<T>::load(from_bits<T>((typename Bits<sizeof(T)>::type)p.seed));
+        return p.exclusive ? load_seed<T>(p.seed) : Op::template identity<A>();
     }
     static __device__ __forceinline__ void finish(const Params&, A) {}
 

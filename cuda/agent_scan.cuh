@@ -60,7 +60,7 @@ template <class T, class Op> struct ScanAgent {
         A aggregate = identity;
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) aggregate = Op::apply(aggregate, s.warp_aggregates[w]);
-        const A seed = p.exclusive ? from_bits<A>(seed_bits(p.seed)) : identity;
+        const A seed = p.exclusive ? load_seed<T>(p.seed) : identity;
         const typename State::type state = State::make(lb.status, lb.values, lb.epoch);
         if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile == 0 ? Op::apply(seed, aggregate) : aggregate);
 
@@ -110,12 +110,6 @@ template <class T, class Op> struct ScanAgent {
         // 6. Store.
         if (vector_io) IO::store_full(out, s.tile);
         else IO::store_partial(out, valid, s.tile);
-    }
-
-    // The host passes the seed as an element of T; the accumulator may be wider (f16 → f32).
-    static __device__ __forceinline__ typename Bits<sizeof(A)>::type seed_bits(uint64_t raw) {
-        const T x = from_bits<T>((typename Bits<sizeof(T)>::type)raw);
-        return to_bits(Acc<T>::load(x));
     }
 };
 

@@ -15,6 +15,19 @@
     X(or, int)          \
     X(xor, int)
 
+// Instantiates KERNEL(op, OpType, NAME, CTYPE) for every operator of LOOKBACK_OPS that a type of CLASS
+// (`int` or `float`) has: what cuda/kernels/scan.cu and pipe_scan.cu expand per element type.
+#define LOOKBACK_FOR_EACH_OP(KERNEL, NAME, CTYPE, CLASS) \
+    KERNEL(sum, OpSum, NAME, CTYPE)                      \
+    KERNEL(min, OpMin, NAME, CTYPE)                      \
+    KERNEL(max, OpMax, NAME, CTYPE)                      \
+    LOOKBACK_FOR_EACH_OP_##CLASS(KERNEL, NAME, CTYPE)
+#define LOOKBACK_FOR_EACH_OP_int(KERNEL, NAME, CTYPE) \
+    KERNEL(and, OpAnd, NAME, CTYPE)                   \
+    KERNEL(or, OpOr, NAME, CTYPE)                     \
+    KERNEL(xor, OpXor, NAME, CTYPE)
+#define LOOKBACK_FOR_EACH_OP_float(KERNEL, NAME, CTYPE)
+
 namespace lookback {
 
 template <class A> struct Limits;

@@ -70,4 +70,10 @@ template <class T> __device__ __forceinline__ T from_bits(typename Bits<sizeof(T
     return x;
 }
 
+// A seed the host passes as the bits of an element of T (an exclusive scan's initial value), as the
+// accumulator type (f16 → f32).
+template <class T> __device__ __forceinline__ typename Acc<T>::type load_seed(uint64_t raw) {
+    return Acc<T>::load(from_bits<T>((typename Bits<sizeof(T)>::type)raw));
+}
+
 }  // namespace lookback

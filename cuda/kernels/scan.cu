@@ -10,15 +10,6 @@ using namespace lookback;
         ScanAgent<CTYPE, OPTYPE>::run(p);                                                                  \
     }
 
-#define LOOKBACK_SCAN_ALL(NAME, CTYPE, CLASS)       \
-    LOOKBACK_SCAN_KERNEL(sum, OpSum, NAME, CTYPE)   \
-    LOOKBACK_SCAN_KERNEL(min, OpMin, NAME, CTYPE)   \
-    LOOKBACK_SCAN_KERNEL(max, OpMax, NAME, CTYPE)   \
-    LOOKBACK_SCAN_BITS_##CLASS(NAME, CTYPE)
-#define LOOKBACK_SCAN_BITS_int(NAME, CTYPE)         \
-    LOOKBACK_SCAN_KERNEL(and, OpAnd, NAME, CTYPE)   \
-    LOOKBACK_SCAN_KERNEL(or, OpOr, NAME, CTYPE)     \
-    LOOKBACK_SCAN_KERNEL(xor, OpXor, NAME, CTYPE)
-#define LOOKBACK_SCAN_BITS_float(NAME, CTYPE)
+#define LOOKBACK_SCAN_ALL(NAME, CTYPE, CLASS) LOOKBACK_FOR_EACH_OP(LOOKBACK_SCAN_KERNEL, NAME, CTYPE, CLASS)
 
 LOOKBACK_TYPES(LOOKBACK_SCAN_ALL)
