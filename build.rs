@@ -254,6 +254,60 @@ fn compile_one(nvcc: &Path, flags: &[String], src: &Path, out: &Path) -> Result<
     }
 }
 
+/// `fn_name(op, ty) -> Option<Kernel>` over every (operator, type) pair the operator's class allows;
+/// kernels named `lookback_<prefix>_<op>_<type>` in fatbin `image`.
+#[allow(clippy::too_many_arguments)]
+fn op_type_table(
+    g: &mut String,
+    names: &mut Vec<String>,
+    ops: &[Vec<String>],
+    types: &[Vec<String>],
+    fn_name: &str,
+    what: &str,
+    prefix: &str,
+    image: usize,
+) {
+    writeln!(g, "/// {what} of (operator, type), if one is compiled.").unwrap();
+    writeln!(g, "pub(crate) const fn {fn_name}(op: OpKind, ty: DType) -> Option<Kernel> {{\n    match (op, ty) {{")
+        .unwrap();
+    for o in ops {
+        for t in types {
+            if o[1] == "all" || o[1] == t[2] {
+                let name = format!("lookback_{prefix}_{}_{}", o[0], t[0]);
+                writeln!(
+                    g,
+                    "        (OpKind::{}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),",
+                    camel(&o[0]),
+                    camel(&t[0])
+                )
+                .unwrap();
+                names.push(name);
+            }
+        }
+    }
+    *g += "        _ => None,\n    }\n}\n\n";
+}
+
+/// `fn_name(ty) -> Kernel` over every type; kernels named `lookback_<prefix>_<type>` in fatbin `image`.
+fn type_table(
+    g: &mut String,
+    names: &mut Vec<String>,
+    types: &[Vec<String>],
+    fn_name: &str,
+    doc: &str,
+    prefix: &str,
+    image: usize,
+) {
+    writeln!(g, "/// {doc}").unwrap();
+    writeln!(g, "pub(crate) const fn {fn_name}(ty: DType) -> Kernel {{\n    match ty {{").unwrap();
+    for t in types {
+        let name = format!("lookback_{prefix}_{}", t[0]);
+        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {image} }},", camel(&t[0])).unwrap();
+        names.push(name);
+    }
+    *g += "    }\n}\n\n";
+}
+
 fn camel(s: &str) -> String {
     let mut c = s.chars();
     c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
@@ -305,65 +359,36 @@ fn generate(
             .position(|s| s.file_stem().is_some_and(|f| f.to_string_lossy() == prefix))
             .unwrap_or_else(|| panic!("lookback build: no cuda/kernels/{prefix}.cu"))
     };
-    let scan_image = image_of("scan");
-    g += "/// The scan kernel of (operator, type), if one is compiled.\n";
-    g += "pub(crate) const fn scan_kernel(op: OpKind, ty: DType) -> Option<Kernel> {\n    match (op, ty) {\n";
     let mut names = Vec::new();
-    for o in ops {
-        for t in types {
-            if o[1] == "all" || o[1] == t[2] {
-                let name = format!("lookback_scan_{}_{}", o[0], t[0]);
-                writeln!(
-                    g,
-                    "        (OpKind::{}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {scan_image} }}),",
-                    camel(&o[0]),
-                    camel(&t[0])
-                )
-                .unwrap();
-                names.push(name);
-            }
-        }
-    }
-    g += "        _ => None,\n    }\n}\n\n";
-    let pipe_scan_image = image_of("pipe_scan");
-    g += "/// The persistent (sm_90+) scan kernel of (operator, type), if one is compiled.\n";
-    g += "pub(crate) const fn pipe_scan_kernel(op: OpKind, ty: DType) -> Option<Kernel> {\n    match (op, ty) {\n";
-    for o in ops {
-        for t in types {
-            if o[1] == "all" || o[1] == t[2] {
-                let name = format!("lookback_pipe_scan_{}_{}", o[0], t[0]);
-                writeln!(
-                    g,
-                    "        (OpKind::{}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {pipe_scan_image} }}),",
-                    camel(&o[0]),
-                    camel(&t[0])
-                )
-                .unwrap();
-                names.push(name);
-            }
-        }
-    }
-    g += "        _ => None,\n    }\n}\n\n";
-    let select_image = image_of("select");
-    g += "/// The selection kernel of a type (select, flagged, unique, partition, count, mask).\n";
-    g += "pub(crate) const fn select_kernel(ty: DType) -> Kernel {\n    match ty {\n";
-    for t in types {
-        let name = format!("lookback_select_{}", t[0]);
-        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {select_image} }},", camel(&t[0]))
-            .unwrap();
-        names.push(name);
-    }
-    g += "    }\n}\n\n";
-    let pipe_select_image = image_of("pipe_select");
-    g += "/// The persistent (sm_90+) compaction kernel of a type (select_if, unique, count_if).\n";
-    g += "pub(crate) const fn pipe_select_kernel(ty: DType) -> Kernel {\n    match ty {\n";
-    for t in types {
-        let name = format!("lookback_pipe_select_{}", t[0]);
-        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {pipe_select_image} }},", camel(&t[0]))
-            .unwrap();
-        names.push(name);
-    }
-    g += "    }\n}\n\n";
+    op_type_table(&mut g, &mut names, ops, types, "scan_kernel", "The scan kernel", "scan", image_of("scan"));
+    op_type_table(
+        &mut g,
+        &mut names,
+        ops,
+        types,
+        "pipe_scan_kernel",
+        "The persistent (sm_90+) scan kernel",
+        "pipe_scan",
+        image_of("pipe_scan"),
+    );
+    type_table(
+        &mut g,
+        &mut names,
+        types,
+        "select_kernel",
+        "The selection kernel of a type (select, flagged, unique, partition, count, mask).",
+        "select",
+        image_of("select"),
+    );
+    type_table(
+        &mut g,
+        &mut names,
+        types,
+        "pipe_select_kernel",
+        "The persistent (sm_90+) compaction kernel of a type (select_if, unique, count_if).",
+        "pipe_select",
+        image_of("pipe_select"),
+    );
     // Run-based kernels: keyed reductions and scans per (operator, key bytes, value type), in one file
     // per operator; encodings and unique_by_key per (key bytes, value bytes or 0).
     g += "/// The keyed reduction/scan kernel of (operator, key bytes, value type), if one is compiled.\n";
@@ -396,16 +421,15 @@ fn generate(
         }
     }
     g += "        _ => None,\n    }\n}\n\n";
-    let partition3_image = image_of("partition3");
-    g += "/// The three-way partition kernel of a type.\n";
-    g += "pub(crate) const fn partition3_kernel(ty: DType) -> Kernel {\n    match ty {\n";
-    for t in types {
-        let name = format!("lookback_partition3_{}", t[0]);
-        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {partition3_image} }},", camel(&t[0]))
-            .unwrap();
-        names.push(name);
-    }
-    g += "    }\n}\n\n";
+    type_table(
+        &mut g,
+        &mut names,
+        types,
+        "partition3_kernel",
+        "The three-way partition kernel of a type.",
+        "partition3",
+        image_of("partition3"),
+    );
     g += "/// Every kernel name in the table (for the test that loads them all).\n#[allow(unreachable_pub)]\n";
     writeln!(g, "pub const ALL_KERNELS: [&str; {}] = [", names.len()).unwrap();
     for n in &names {
