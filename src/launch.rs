@@ -1,8 +1,9 @@
 //! Grid sizing, the reusable look-back workspace, and the one place that launches kernels.
 use crate::error::{Error, Result};
-use crate::kernels::{self, Kernel, PipeTuning, Tuning};
+use crate::kernels::{self, Algo, Kernel, PipeTuning, Tuning};
 use crate::pred::PredProgram;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, sys};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Mirrors `LookbackParams` of `cuda/params.cuh`, field for field.
@@ -160,7 +161,8 @@ pub enum Engine {
     Persistent,
 }
 
-/// How a launch is shaped: one block per tile, or one persistent block per SM.
+/// How a launch is shaped: one block per tile, or one persistent block per SM. `Persistent` is built
+/// only by [`Workspace::persistent_launch`], which opts the kernel in to its ring of shared memory.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Shape {
     Classic(Tuning),
@@ -225,6 +227,9 @@ pub struct Workspace {
     backoff: Option<Backoff>,
     engine: Engine,
     device: Option<DeviceInfo>,
+    /// Persistent kernels already checked against the GPU's shared memory (and opted in to their ring
+    /// when it fits), with the answer: the driver is asked once per kernel, not per call.
+    persistent_fits: HashMap<&'static str, bool>,
     /// One u64 for counts that are read back to the host, kept across calls.
     pub(crate) count_buffer: Option<CudaSlice<u64>>,
 }
@@ -255,6 +260,7 @@ impl Workspace {
             backoff: None,
             engine: Engine::Auto,
             device: None,
+            persistent_fits: HashMap::new(),
             count_buffer: None,
         }
     }
@@ -287,18 +293,18 @@ impl Workspace {
         self.engine = engine;
     }
 
-    /// The persistent shape for a call of `bytes` bytes with `kernel`, if the engine setting, the GPU
-    /// (sm_90+, enough shared memory for the ring plus the kernel's static shared memory) and the
-    /// alignment of `addrs` allow it.
-    pub(crate) fn persistent_shape(
+    /// The persistent launch — (kernel, shape, tiles) — of `algo` for a call of `bytes` bytes, if the
+    /// engine setting, the GPU (sm_90+, enough shared memory for the ring plus the kernel's static shared
+    /// memory), the size and the alignment of `addrs` allow it.
+    pub(crate) fn persistent_launch(
         &mut self,
         stream: &CudaStream,
-        pipe: Option<PipeTuning>,
+        algo: Algo,
         kernel: Option<Kernel>,
         bytes: usize,
         addrs: &[u64],
-    ) -> Result<Option<PipeTuning>> {
-        let (Some(pipe), Some(kernel)) = (pipe, kernel) else { return Ok(None) };
+    ) -> Result<Option<(Kernel, Shape, usize)>> {
+        let (Some(pipe), Some(kernel)) = (kernels::pipe_tuning(algo), kernel) else { return Ok(None) };
         if self.engine == Engine::Classic || addrs.iter().any(|a| a % 16 != 0) {
             return Ok(None);
         }
@@ -313,12 +319,26 @@ impl Workspace {
         if !info.sm90 {
             return Ok(None);
         }
-        let func = kernels::function(stream.context(), kernel)?;
-        // Should the driver not say, the classic agent is the safe choice.
-        let Ok(static_smem) = func.get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) else {
-            return Ok(None);
+        let fits = match self.persistent_fits.get(kernel.name) {
+            Some(&fits) => fits,
+            None => {
+                let func = kernels::function(stream.context(), kernel)?;
+                // Should the driver not say, the classic agent is the safe choice.
+                let fits = func
+                    .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+                    .is_ok_and(|static_smem| pipe.ring_bytes() + static_smem.max(0) as usize <= info.smem_optin);
+                if fits {
+                    // Above 48 KB of dynamic shared memory a kernel must opt in; once per function.
+                    func.set_attribute(
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        pipe.ring_bytes() as i32,
+                    )?;
+                }
+                self.persistent_fits.insert(kernel.name, fits);
+                fits
+            }
         };
-        Ok((pipe.ring_bytes() + static_smem.max(0) as usize <= info.smem_optin).then_some(pipe))
+        Ok(fits.then_some((kernel, Shape::Persistent(pipe), tiles)))
     }
 
     fn device_info(&mut self, stream: &CudaStream) -> Result<DeviceInfo> {
@@ -400,13 +420,8 @@ impl Workspace {
             Shape::Persistent(pipe) => {
                 let sms = self.device_info(stream)?.sms;
                 let grid = u32::try_from(tiles).map_err(|_| too_many())?.min(sms);
+                // `persistent_launch` opted the kernel in to this much dynamic shared memory.
                 let ring = pipe.ring_bytes() as u32;
-                // Above 48 KB of dynamic shared memory a kernel must opt in (once per function would do;
-                // the call costs about a microsecond of host time).
-                func.set_attribute(
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    ring as i32,
-                )?;
                 let cfg = LaunchConfig {
                     grid_dim: (grid, 1, 1),
                     block_dim: (pipe.block_threads(), 1, 1),

@@ -165,17 +165,14 @@ impl Workspace {
         init: Option<T>,
         op: ScanOp,
     ) -> Result<()> {
-        let unsupported = Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() };
-        let pipe = kernels::pipe_tuning(Algo::Scan);
+        let bytes = n * size_of::<T>();
         let pipe_kernel = kernels::pipe_scan_kernel(op.kind(), T::DTYPE);
         let (kernel, shape, tiles) =
-            match self.persistent_shape(stream, pipe, pipe_kernel, n * size_of::<T>(), &[src, dst])? {
-                Some(pipe) => {
-                    let kernel = pipe_kernel.ok_or(unsupported)?;
-                    (kernel, Shape::Persistent(pipe), (n * size_of::<T>()).div_ceil(pipe.tile_bytes()))
-                }
+            match self.persistent_launch(stream, Algo::Scan, pipe_kernel, bytes, &[src, dst])? {
+                Some(plan) => plan,
                 None => {
-                    let kernel = kernels::scan_kernel(op.kind(), T::DTYPE).ok_or(unsupported)?;
+                    let kernel = kernels::scan_kernel(op.kind(), T::DTYPE)
+                        .ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })?;
                     let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
                     (kernel, Shape::Classic(tuning), n.div_ceil(tuning.tile_items(size_of::<T>())))
                 }

@@ -177,9 +177,9 @@ impl Workspace {
         // partition layouts stay on the classic agent.
         let persistent = match (job.mode, job.source) {
             (Mode::Compact | Mode::Count | Mode::PartitionStable, Source::Pred(_) | Source::Unique) => self
-                .persistent_shape(
+                .persistent_launch(
                     stream,
-                    kernels::pipe_tuning(Algo::Select),
+                    Algo::Select,
                     Some(kernels::pipe_select_kernel(T::DTYPE)),
                     job.n * size_of::<T>(),
                     &[job.input],
@@ -209,10 +209,7 @@ impl Workspace {
             lb,
         };
         let classic = (kernel, Shape::Classic(tuning), tiles);
-        let shaped = persistent.map_or(classic, |pipe| {
-            let tiles = (job.n * size_of::<T>()).div_ceil(pipe.tile_bytes());
-            (kernels::pipe_select_kernel(T::DTYPE), Shape::Persistent(pipe), tiles)
-        });
+        let shaped = persistent.unwrap_or(classic);
         if job.mode == Mode::PartitionStable {
             // The rejected items start after all selected ones: count them first, into the scratch word
             // (on either engine), then partition on the classic one.
