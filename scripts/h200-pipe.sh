@@ -7,8 +7,10 @@
 # persistent benches.
 set -u
 cd "$(dirname "$0")/.."
-# Logs go straight under $OUT/logs, so a call cut short by its time limit still brings back what ran.
-export OUT=${OUT:-/tmp/h200}/logs; mkdir -p $OUT
+# At most 8 files come back from $OUT: the full logs go to /tmp/logs and, at the end, into
+# $OUT/logs-pipe.tgz; what this script prints also goes to $OUT/summary-pipe.txt as it runs.
+R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
+exec > >(tee -a $R/summary-pipe.txt) 2>&1
 tar xJf target/bundle.tar.xz -C target
 b=target/gpu-bundle/bin
 mode=${1:-}
@@ -45,3 +47,4 @@ if [ "$mode" = all ]; then
   timeout 400 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
   grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
 fi
+tar czf $R/logs-pipe.tgz -C /tmp logs
