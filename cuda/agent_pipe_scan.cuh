@@ -12,7 +12,7 @@
 
 namespace lookback {
 
-template <class T, class Op_> struct PipeScanWork {
+template <class T, class Op_> struct PipeScanWork : PipeWorkDefaults {
     static constexpr Algo ALGO = Algo::scan;
     using Params = ScanParams;
     using Op = Op_;

@@ -1,24 +1,28 @@
-// Compaction on the persistent engine (pipe_engine.cuh, sm_90+): select_if and unique (MODE_COMPACT,
-// out of place or in place) and count_if (MODE_COUNT). Flags and the partition layouts stay on the
-// classic agent (agent_select.cuh).
+// Compaction and partitions on the persistent engine (pipe_engine.cuh, sm_90+): select_if and unique
+// (MODE_COMPACT, out of place or in place), count_if (MODE_COUNT) and the three partition layouts. Flags
+// stay on the classic agent (agent_select.cuh).
 //
 // A tile reduces to its number of selected items; the selection masks (bit k of word g: item k of the
 // lane's chunk group g) wait in the slot's shared state until the tile's prefix is known. Then each warp
-// takes its own chunks into registers, packs its selected items at the front of its own part of the
-// ring slot, in order, and copies them out with coalesced item-wide stores at `prefix + warp's part`.
+// takes its own chunks into registers and stages them over its own part of the ring slot: selected items
+// at the front in order, rejected ones (partitions) after them in order, and copies them out with
+// coalesced item-wide stores at `prefix + warp's part` (rejected: at their rank among rejected items).
+// One warp scan of all its rows' counts, packed into one word, gives every item its place (a scan per
+// row was four times the shuffle latency, on every tile).
 //
 // In place (`out == in`): every output index is at most its input index, and the engine writes a tile
 // only after every earlier tile's bulk copy has completed (pipe_engine.cuh, "Ordering"); the status
-// words use release/acquire then (CountState::ordered). unique also reads the item before the tile from
-// global memory; the only earlier write that can reach it writes back the value already there (see
-// agent_select.cuh).
+// words use release/acquire then (CountState::ordered), published by the engine's publisher warp. unique
+// also reads the item before the tile from global memory (in `on_load`, before the tile's `full` phase
+// completes, so before the tile's aggregate is published); the only earlier write that can reach it
+// writes back the value already there (see agent_select.cuh).
 #pragma once
 #include "agent_select.cuh"
 #include "pipe_engine.cuh"
 
 namespace lookback {
 
-template <class T> struct PipeSelectWork {
+template <class T> struct PipeSelectWork : PipeWorkDefaults {
     static constexpr Algo ALGO = Algo::select;
     using Params = SelectParams;
     using Op = OpSum;
@@ -26,26 +30,48 @@ template <class T> struct PipeSelectWork {
     using State = CountState;
     static constexpr int ITEM_BYTES = sizeof(T);
     static constexpr bool WRITES_RING = true;
-    using Engine = PipeEngine<PipeSelectWork>;
-    static constexpr int CPL = Engine::CPL;
+    static constexpr bool PUBLISH_WARP = true;
+    using Engine = PipeEngine<PipeSelectWork>;  // complete only after this class: use Shape in its body
+    using Shape = PipeTuning<ALGO>;
+    static constexpr int CPL = Shape::CHUNKS_PER_LANE;
     static constexpr int E = 16 / sizeof(T);                           // items per chunk
     static constexpr int CG = CPL < 32 / E ? CPL : 32 / E;             // chunks per mask word
     static constexpr int G = CG * E;                                   // items per mask word (≤ 32)
     static constexpr int MW = CPL / CG;                                // mask words per lane
+    static constexpr int WARP_ITEMS = 32 * CPL * E;
     static constexpr uint32_t CHUNK_BITS = E == 32 ? ~0u : (1u << E) - 1;
+    // The warp scan of row counts: row j's count (≤ E) at bits [j·F, (j+1)·F), wide enough for the
+    // warp's total of one row (≤ 32·E).
+    static constexpr int F = E == 16 ? 10 : E == 8 ? 9 : E == 4 ? 8 : 7;
+    using Packed = std::conditional_t<(CPL * F <= 32), uint32_t, uint64_t>;
+    static constexpr Packed FIELD = ((Packed)1 << F) - 1;
     union Chunk {
         uint4 vec;
         T items[E];
     };
     struct Slot {
-        uint32_t masks[MW][Engine::COMPUTE_THREADS];  // [word][thread]: conflict-free
+        uint32_t masks[MW][Shape::COMPUTE_WARPS * 32];  // [word][thread]: conflict-free
+        T before;                                     // unique: the item before the tile
+        uint64_t known_total;                         // stable partition: the number selected
     };
 
     static __device__ __forceinline__ State state(const Params& p) {
         return State{p.lb.status, p.lb.epoch, p.in == p.out};
     }
+    static __device__ __forceinline__ bool ordered(const State& s) { return s.ordered; }
+    // A warp's count fits 32 bits (≤ 32 lanes × 32 items): one redux instruction.
+    template <class, class X> static __device__ __forceinline__ X warp_sum(X x) {
+        return __reduce_add_sync(0xffffffffu, (uint32_t)x);
+    }
     static __device__ __forceinline__ A initial(const Params&) { return 0; }
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_selected = total; }
+
+    // Load lane, while the tile's bulk copy is in flight: the global reads that would otherwise stall a
+    // compute warp (and, through the next barrier, all of them) for an HBM round trip on every tile.
+    static __device__ __forceinline__ void on_load(const Params& p, Slot& slot, uint64_t start) {
+        if (p.source == SOURCE_UNIQUE && start > 0) slot.before = static_cast<const T*>(p.in)[start - 1];
+        if (p.mode == MODE_PARTITION_STABLE) slot.known_total = *p.known_total;
+    }
 
     // Chunk j of this lane: whole from the ring in a full tile, item by item in the last one.
     static __device__ __forceinline__ Chunk chunk_of(const Params& p, const uint4* tile, uint64_t start, int valid,
@@ -63,13 +89,10 @@ template <class T> struct PipeSelectWork {
     }
 
     // unique: the item just before chunk j of this lane (from the ring, or the previous tile's last item).
-    static __device__ __forceinline__ bool first_differs(const Params& p, const uint4* tile, uint64_t start,
-                                                         int valid, int j, T first_item) {
+    static __device__ __forceinline__ bool first_differs(const Params& p, const Slot& slot, const uint4* tile,
+                                                         uint64_t start, int valid, int j, T first_item) {
         const int i = Engine::chunk_index(j) * E;
-        if (i == 0) {
-            if (start == 0) return true;
-            return items_differ(first_item, static_cast<const T*>(p.in)[start - 1]);
-        }
+        if (i == 0) return start == 0 || items_differ(first_item, slot.before);
         const T* in = static_cast<const T*>(p.in) + start;
         const T before = valid == Engine::TILE_ITEMS ? reinterpret_cast<const T*>(tile)[i - 1]
                                                      : Engine::partial_item(tile, in, i - 1, valid, T());
@@ -95,8 +118,9 @@ template <class T> struct PipeSelectWork {
                 mask = 0;
 #pragma unroll
                 for (int k = 0; k < G; ++k) {
-                    const bool differs = k % E == 0 ? first_differs(p, tile, start, valid, g * CG + k / E, x[k])
-                                                    : items_differ(x[k], x[k - 1]);
+                    const bool differs = k % E == 0
+                                             ? first_differs(p, slot, tile, start, valid, g * CG + k / E, x[k])
+                                             : items_differ(x[k], x[k - 1]);
                     mask |= (uint32_t)differs << k;
                 }
             }
@@ -115,35 +139,83 @@ template <class T> struct PipeSelectWork {
         return count;
     }
 
+    static __device__ __forceinline__ uint32_t field(Packed v, int j) { return (uint32_t)((v >> (j * F)) & FIELD); }
+
+    // Stages this lane's items over the warp's part of the slot: selected ones at their place among the
+    // warp's selected items; with PARTITION, rejected ones after all `selected`, in order (an item's
+    // place is its index in the warp's part minus the selected items before it). Items past the end of
+    // a partial tile land after every valid item (their index is larger) and are not copied out. Every
+    // store is predicated, not branched around: a branch on a lane's own bit diverges on every item.
+    template <bool PARTITION>
+    static __device__ __forceinline__ void stage_items(T* stage, const Chunk (&c)[CPL], const uint32_t (&bits)[CPL],
+                                                       const uint32_t (&row_base)[CPL], Packed exclusive,
+                                                       uint32_t selected) {
+        const int lane = lane_id();
+#pragma unroll
+        for (int j = 0; j < CPL; ++j) {
+            uint32_t pos = row_base[j] + field(exclusive, j);  // selected items before this lane's row-j items
+            const uint32_t first_in_warp = 32 * E * j + E * lane;
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const bool keep = (bits[j] >> e) & 1u;
+                if (PARTITION) stage[keep ? pos : selected + first_in_warp + e - pos] = c[j].items[e];
+                else if (keep) stage[pos] = c[j].items[e];
+                pos += keep;
+            }
+        }
+    }
+
     static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
                                                      int valid, A carry) {
         if (p.mode == MODE_COUNT) return;
+        const bool partition = p.mode != MODE_COMPACT;
         const int lane = lane_id();
-        // Every lane takes its chunks into registers first; the warp then packs its selected items over
-        // its own part of the slot. (A partial tile's trailing items come from global memory again.)
+        uint32_t bits[CPL];
+#pragma unroll
+        for (int g = 0; g < MW; ++g) {
+            const uint32_t m = slot.masks[g][threadIdx.x];
+#pragma unroll
+            for (int c = 0; c < CG; ++c) bits[g * CG + c] = (m >> (c * E)) & CHUNK_BITS;
+        }
+        // Every lane takes its chunks into registers before the warp stages over its part of the slot. A
+        // partial tile's trailing items come from global memory again.
         Chunk c[CPL];
-#pragma unroll
-        for (int j = 0; j < CPL; ++j) c[j] = chunk_of(p, tile, start, valid, j);
-        uint32_t masks[MW];
-#pragma unroll
-        for (int g = 0; g < MW; ++g) masks[g] = slot.masks[g][threadIdx.x];
-        __syncwarp();
-        T* stage = reinterpret_cast<T*>(tile + Engine::chunk_index(0) - lane);
-        uint32_t row_base = 0;  // selected items of this warp's earlier rows
+        Packed counts = 0;
 #pragma unroll
         for (int j = 0; j < CPL; ++j) {
-            const uint32_t bits = (masks[j / CG] >> ((j % CG) * E)) & CHUNK_BITS;
-            const uint32_t n = __popc(bits);
-            const uint32_t inclusive = warp_inclusive_scan<OpSum>(n);
-            uint32_t pos = row_base + inclusive - n;
+            c[j] = chunk_of(p, tile, start, valid, j);
+            counts |= (Packed)__popc(bits[j]) << (j * F);
+        }
+        const Packed inclusive = warp_inclusive_scan<OpSum>(counts);
+        const Packed totals = shfl_from(inclusive, 31);
+        const Packed exclusive = inclusive - counts;
+        uint32_t selected = 0;  // the warp's selected items in rows before j, then in all rows
+        uint32_t row_base[CPL];
 #pragma unroll
-            for (int e = 0; e < E; ++e)
-                if ((bits >> e) & 1u) stage[pos++] = c[j].items[e];
-            row_base += shfl_from(inclusive, 31);
+        for (int j = 0; j < CPL; ++j) {
+            row_base[j] = selected;
+            selected += field(totals, j);
         }
         __syncwarp();
+        T* stage = reinterpret_cast<T*>(tile + Engine::chunk_index(0) - lane);
+        if (partition) stage_items<true>(stage, c, bits, row_base, exclusive, selected);
+        else stage_items<false>(stage, c, bits, row_base, exclusive, selected);
+        __syncwarp();
         T* out = static_cast<T*>(p.out) + carry;
-        for (uint32_t i = lane; i < row_base; i += 32) out[i] = stage[i];
+#pragma unroll 4
+        for (uint32_t i = lane; i < selected; i += 32) out[i] = stage[i];
+        if (!partition) return;
+        // Rejected items: those of the warp's valid items not selected, at their rank among all rejected.
+        const int warp_first = Engine::chunk_index(0) * E - lane * E;  // the warp's first item in the tile
+        const uint32_t warp_valid = (uint32_t)max(0, min(WARP_ITEMS, valid - warp_first));
+        const uint64_t rejected_before = start + warp_first - carry;
+        T* rejected = p.mode == MODE_PARTITION_SPLIT ? static_cast<T*>(p.out_rejected) + rejected_before
+                      : p.mode == MODE_PARTITION_STABLE
+                          ? static_cast<T*>(p.out) + slot.known_total + rejected_before
+                          : static_cast<T*>(p.out) + (p.n - 1 - rejected_before);  // reversed: downwards
+        const int step = p.mode == MODE_PARTITION_REVERSE ? -1 : 1;
+#pragma unroll 4
+        for (uint32_t i = selected + lane; i < warp_valid; i += 32) rejected[step * (int)(i - selected)] = stage[i];
     }
 };
 

@@ -42,6 +42,15 @@
 
 namespace lookback {
 
+// Defaults for the optional parts of a Work (derive from it).
+struct PipeWorkDefaults {
+    static constexpr bool PUBLISH_WARP = false;
+    // The ⊕ of a value across the warp, every lane getting it.
+    template <class Op, class A> static __device__ __forceinline__ A warp_sum(A x) { return warp_reduce<Op>(x); }
+    template <class Params, class Slot> static __device__ __forceinline__ void on_load(const Params&, Slot&, uint64_t) {}
+    template <class State> static __device__ __forceinline__ bool ordered(const State&) { return false; }
+};
+
 // What a Work provides (see agent_pipe_scan.cuh for the simplest one):
 //   ALGO, Params (with `in`, `n`, `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
 //   (publish / read; for 8-byte A also peek / value), Slot (shared state kept from reduce to scan),
@@ -49,7 +58,11 @@ namespace lookback {
 //   state(p), initial(p) (the prefix of tile 0),
 //   reduce_tile(p, slot, tile_smem, start, valid) → this thread's part of the tile's aggregate,
 //   scan_tile(p, slot, tile_smem, start, valid, carry) with carry = prefix ⊕ the warp's exclusive part,
-//   finish(p, total): called once, by the block that holds the last tile, with the grand total.
+//   finish(p, total): called once, by the block that holds the last tile, with the grand total,
+//   on_load(p, slot, start): called by the load lane after it issued a tile's bulk copy and before the
+//   tile's `full` barrier can complete (what a Work needs from global memory besides the tile),
+//   PUBLISH_WARP: whether publishing with release semantics (`ordered(state)`) goes through the
+//   publisher warp (see `publish_tiles`).
 template <class Work> struct PipeEngine {
     using Params = typename Work::Params;
     using Shape = PipeTuning<Work::ALGO>;
@@ -63,7 +76,10 @@ template <class Work> struct PipeEngine {
     static constexpr int COMPUTE_THREADS = WARPS * 32;
     static constexpr int LOAD_WARP = WARPS;
     static constexpr int AHEAD_WARP = WARPS + 1;
-    static constexpr int THREADS = COMPUTE_THREADS + 64;
+    // Returns at once unless the Work publishes through it (uses_publisher); always there, so that every
+    // persistent kernel has the same block size (src/kernels.rs, PipeTuning::block_threads).
+    static constexpr int PUBLISH_WARP = WARPS + 2;
+    static constexpr int THREADS = COMPUTE_THREADS + 96;
     static constexpr int TILE_CHUNKS = WARPS * 32 * CPL;
     static constexpr int TILE_BYTES = TILE_CHUNKS * 16;
     static constexpr int TILE_ITEMS = TILE_BYTES / Work::ITEM_BYTES;
@@ -83,6 +99,7 @@ template <class Work> struct PipeEngine {
         uint64_t full[STAGES];   // slot loaded (tx bytes) and its tile id written
         uint64_t empty[STAGES];  // every compute warp is done with the slot
         uint64_t ready[STAGES];  // the look-ahead wrote the slot's exclusive prefix
+        uint64_t reduced[STAGES];  // the slot's aggregate is in `aggregate` (publisher warp only)
         uint64_t tile_id[STAGES];
         A prefix[STAGES];
         A aggregate[STAGES];
@@ -95,22 +112,28 @@ template <class Work> struct PipeEngine {
         extern __shared__ __align__(128) uint4 ring[];
         __shared__ Storage s;
         const uint64_t num_tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
+        const State state = Work::state(p);
+        const bool by_publisher = uses_publisher(state);
         if (threadIdx.x == 0) {
             for (int i = 0; i < STAGES; ++i) {
                 mbar_init(&s.full[i], 1);
-                mbar_init(&s.empty[i], WARPS);
+                // The publisher warp, when it publishes, frees a slot too: the slot's tile id and
+                // aggregate must stay until it has read them.
+                mbar_init(&s.empty[i], WARPS + by_publisher);
                 mbar_init(&s.ready[i], 1);
+                mbar_init(&s.reduced[i], 1);
             }
             fence_barrier_init();
         }
         __syncthreads();
-        const State state = Work::state(p);
         if (warp_id() == LOAD_WARP) {
             if (lane_id() == 0) load_tiles(p, s, ring, num_tiles);
         } else if (warp_id() == AHEAD_WARP) {
             look_ahead(p, s, state);
-        } else {
-            compute(p, s, ring, state, num_tiles);
+        } else if (warp_id() < WARPS) {
+            compute(p, s, ring, state, num_tiles, by_publisher);
+        } else if (by_publisher && lane_id() == 0) {
+            publish_tiles(s, state);
         }
     }
 
@@ -134,8 +157,38 @@ template <class Work> struct PipeEngine {
             // The last tile's trailing < 16 bytes are read by the compute warps (bulk copies move 16-byte
             // multiples).
             const uint32_t bytes = (uint32_t)min((uint64_t)TILE_BYTES, total_bytes - offset) & ~15u;
-            mbar_arrive_expect_tx(&s.full[slot], bytes);
+            mbar_expect_tx(&s.full[slot], bytes);
             if (bytes) bulk_load(ring + slot * TILE_CHUNKS, static_cast<const char*>(p.in) + offset, bytes, &s.full[slot]);
+            // While the copy is in flight: the Work's own global loads, finished before the arrival
+            // (release) lets the slot's phase complete.
+            Work::on_load(p, s.work[slot], tile * (uint64_t)TILE_ITEMS);
+            mbar_arrive(&s.full[slot]);
+        }
+    }
+
+    // Whether aggregates go out through the publisher warp: for Works that ask for it, when the status
+    // accesses are ordered. A release store waits for every earlier memory access of its thread, which
+    // for a compute thread includes the output stores of the tile it just finished (up to a microsecond
+    // of HBM write latency, every tile, with every other compute warp waiting at the next barrier). The
+    // publisher warp has no other memory accesses in flight, so its release costs only the store.
+    static __device__ __forceinline__ bool uses_publisher(const State& state) {
+        if constexpr (Work::PUBLISH_WARP) return Work::ordered(state);
+        else return false;
+    }
+
+    // Publisher warp, one lane: publishes each slot's aggregate (release) once the compute warps have
+    // reduced it, in slot order, then frees the slot for the load warp. The release orders the tile's
+    // input loads before the aggregate: the compute warps saw the slot's `full` phase (the bulk copy
+    // complete) before their arrival on `reduced`, which this lane acquired.
+    static __device__ __forceinline__ void publish_tiles(Storage& s, const State& state) {
+        for (uint32_t k = 0;; ++k) {
+            const int slot = k % STAGES;
+            mbar_wait(&s.full[slot], (k / STAGES) & 1);
+            const uint64_t tile = s.tile_id[slot];
+            if (tile == END) return;
+            mbar_wait(&s.reduced[slot], (k / STAGES) & 1);
+            state.publish(tile, STATUS_A, s.aggregate[slot]);
+            mbar_arrive(&s.empty[slot]);
         }
     }
 
@@ -204,7 +257,7 @@ template <class Work> struct PipeEngine {
     // Waits for slot k, reduces it and publishes its aggregate; leaves the warp's exclusive part of the
     // tile in the slot. False when the load warp said "no more tiles".
     static __device__ __forceinline__ bool reduce(const Params& p, Storage& s, uint4* ring, const State& state,
-                                                  uint32_t k) {
+                                                  uint32_t k, bool by_publisher) {
         const int slot = k % STAGES;
         mbar_wait(&s.full[slot], (k / STAGES) & 1);
         const uint64_t tile = s.tile_id[slot];
@@ -213,22 +266,25 @@ template <class Work> struct PipeEngine {
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
         const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
         const A mine = Work::reduce_tile(p, s.work[slot], ring + slot * TILE_CHUNKS, start, valid);
-        const A warp_total = warp_reduce<Op>(mine);
+        const A warp_total = Work::template warp_sum<Op>(mine);
         if (lane_id() == 0) s.warp_totals[k & 1][w] = warp_total;
         named_barrier<COMPUTE_BARRIER, COMPUTE_THREADS>();
-        // Read the totals now: the next write to this buffer (tile k+2) comes after the next barrier.
-        A aggregate = Op::template identity<A>();
-        A exclusive = aggregate;
-#pragma unroll
-        for (int i = 0; i < WARPS; ++i) {
-            if (i == w) exclusive = aggregate;
-            aggregate = Op::apply(aggregate, s.warp_totals[k & 1][i]);
-        }
+        // Read the totals now: the next write to this buffer (tile k+2) comes after the next barrier. Lane
+        // i takes warp i's total and a scan across those lanes gives every warp its exclusive part and the
+        // tile's aggregate (a loop over the warps in every thread cost ~100 instructions per warp per tile
+        // with 16 warps and 8-byte counts: a quarter of count_if's instructions, ncu).
+        const A identity = Op::template identity<A>();
+        const int lane = (int)lane_id();
+        const A scanned = warp_inclusive_scan_first<Op, WARPS>(lane < WARPS ? s.warp_totals[k & 1][lane] : identity);
+        const A before = shfl_from(scanned, w > 0 ? w - 1 : 0);
+        const A exclusive = w > 0 ? before : identity;
+        const A aggregate = shfl_from(scanned, WARPS - 1);
         // Every lane writes the same value and later reads only its own write: no warp sync needed.
         s.warp_exclusive[slot][w] = exclusive;
         if (threadIdx.x == 0) {
-            s.aggregate[slot] = aggregate;  // read back by this thread only
-            state.publish(tile, STATUS_A, aggregate);
+            s.aggregate[slot] = aggregate;  // read back by this thread (and by the publisher warp)
+            if (by_publisher) mbar_arrive(&s.reduced[slot]);
+            else state.publish(tile, STATUS_A, aggregate);
         }
         return true;
     }
@@ -253,16 +309,16 @@ template <class Work> struct PipeEngine {
 
     // Compute warps: reduce REDUCE_AHEAD tiles ahead of the one being finished.
     static __device__ __forceinline__ void compute(const Params& p, Storage& s, uint4* ring, const State& state,
-                                                   uint64_t num_tiles) {
+                                                   uint64_t num_tiles, bool by_publisher) {
         uint32_t reduced = 0;  // slots reduced so far
         bool more = true;      // the load warp has not said "no more tiles" yet
         while (more && reduced < REDUCE_AHEAD) {
-            more = reduce(p, s, ring, state, reduced);
+            more = reduce(p, s, ring, state, reduced, by_publisher);
             reduced += more;
         }
         for (uint32_t k = 0; k < reduced; ++k) {
             if (more) {
-                more = reduce(p, s, ring, state, reduced);
+                more = reduce(p, s, ring, state, reduced, by_publisher);
                 reduced += more;
             }
             scan(p, s, ring, k, num_tiles);

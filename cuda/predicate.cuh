@@ -66,52 +66,74 @@ __device__ __forceinline__ uint32_t leaf_mask(const T (&x)[N], F&& test) {
     return m;
 }
 
-// Evaluates `p` on N ≤ 32 items; bit k of the result is item k. The stack lives in registers: it is
-// indexed only through unrolled compile-time indices.
+// Mask of the items for which leaf instruction i of `p` holds (i is not a combinator).
+template <class T, int N>
+__device__ __forceinline__ uint32_t eval_leaf(const PredProgram& p, uint32_t i, const T (&x)[N]) {
+    using A = typename Acc<T>::type;
+    constexpr uint32_t ALL = N == 32 ? 0xffffffffu : (1u << N) - 1;
+    const T ta = from_bits<T>((typename Bits<sizeof(T)>::type)p.a[i]);
+    const T tb = from_bits<T>((typename Bits<sizeof(T)>::type)p.b[i]);
+    const A a = Acc<T>::load(ta), b = Acc<T>::load(tb);
+    switch (p.op[i]) {
+        case PRED_TRUE: return ALL;
+        case PRED_LT: return leaf_mask(x, [&](A v, T) { return v < a; });
+        case PRED_LE: return leaf_mask(x, [&](A v, T) { return v <= a; });
+        case PRED_GT: return leaf_mask(x, [&](A v, T) { return v > a; });
+        case PRED_GE: return leaf_mask(x, [&](A v, T) { return v >= a; });
+        case PRED_EQ: return leaf_mask(x, [&](A v, T) { return v == a; });
+        case PRED_NE: return leaf_mask(x, [&](A v, T) { return v != a; });
+        case PRED_BETWEEN: return leaf_mask(x, [&](A v, T) { return a <= v && v <= b; });
+        case PRED_IS_NAN: return leaf_mask(x, [&](A, T t) { return pred_is_nan(t); });
+        case PRED_IS_FINITE: return leaf_mask(x, [&](A, T t) { return pred_is_finite(t); });
+        case PRED_ANY_BITS: return leaf_mask(x, [&](A, T t) { return pred_any_bits(t, ta); });
+        case PRED_ALL_BITS: return leaf_mask(x, [&](A, T t) { return pred_all_bits(t, ta); });
+        default: return 0;  // the host validates programs; an unknown opcode is "false"
+    }
+}
+
+// Evaluates `p` on N ≤ 32 items; bit k of the result is item k.
+//
+// The stack lives in registers as a shift register: `top` is the top of the stack and s[0..) the entries
+// below it, so a push moves every entry down one place and a binary operator moves them up one. The stack
+// depth is data (the same for every thread), so indexing an array by it would cost a compare and a select
+// per entry on every push and pop; moves cost one instruction per entry and the top is a plain register.
+// Every leaf is one uniform branch (the opcode) and one compare per item. A program of one leaf (the
+// common case) skips the loop and the stack.
 template <class T, int N>
 __device__ __forceinline__ uint32_t eval_predicate(const PredProgram& p, const T (&x)[N]) {
     static_assert(N <= 32, "one 32-bit mask per thread");
-    using A = typename Acc<T>::type;
-    uint32_t stack[PRED_MAX_DEPTH];
+    constexpr uint32_t ALL = N == 32 ? 0xffffffffu : (1u << N) - 1;
+    if (p.len == 1) return eval_leaf(p, 0, x);
+    constexpr int BELOW = PRED_MAX_DEPTH - 1;  // entries under the top
+    uint32_t top = 0;
+    uint32_t s[BELOW];
 #pragma unroll
-    for (int i = 0; i < PRED_MAX_DEPTH; ++i) stack[i] = 0;
-    int sp = 0;
-    auto push = [&](uint32_t v) {
+    for (int i = 0; i < BELOW; ++i) s[i] = 0;
+    // Removes the entry under the top and returns it.
+    auto pop_below = [&]() {
+        const uint32_t v = s[0];
 #pragma unroll
-        for (int i = 0; i < PRED_MAX_DEPTH; ++i) if (i == sp) stack[i] = v;
-        ++sp;
-    };
-    auto pop = [&]() {
-        --sp;
-        uint32_t v = 0;
-#pragma unroll
-        for (int i = 0; i < PRED_MAX_DEPTH; ++i) if (i == sp) v = stack[i];
+        for (int i = 0; i < BELOW - 1; ++i) s[i] = s[i + 1];
         return v;
     };
+#pragma unroll 1
     for (uint32_t i = 0; i < p.len; ++i) {
-        const T ta = from_bits<T>((typename Bits<sizeof(T)>::type)p.a[i]);
-        const T tb = from_bits<T>((typename Bits<sizeof(T)>::type)p.b[i]);
-        const A a = Acc<T>::load(ta), b = Acc<T>::load(tb);
-        switch (p.op[i]) {
-            case PRED_TRUE: push(N == 32 ? 0xffffffffu : (1u << N) - 1); break;
-            case PRED_LT: push(leaf_mask(x, [&](A v, T) { return v < a; })); break;
-            case PRED_LE: push(leaf_mask(x, [&](A v, T) { return v <= a; })); break;
-            case PRED_GT: push(leaf_mask(x, [&](A v, T) { return v > a; })); break;
-            case PRED_GE: push(leaf_mask(x, [&](A v, T) { return v >= a; })); break;
-            case PRED_EQ: push(leaf_mask(x, [&](A v, T) { return v == a; })); break;
-            case PRED_NE: push(leaf_mask(x, [&](A v, T) { return v != a; })); break;
-            case PRED_BETWEEN: push(leaf_mask(x, [&](A v, T) { return a <= v && v <= b; })); break;
-            case PRED_IS_NAN: push(leaf_mask(x, [&](A, T t) { return pred_is_nan(t); })); break;
-            case PRED_IS_FINITE: push(leaf_mask(x, [&](A, T t) { return pred_is_finite(t); })); break;
-            case PRED_ANY_BITS: push(leaf_mask(x, [&](A, T t) { return pred_any_bits(t, ta); })); break;
-            case PRED_ALL_BITS: push(leaf_mask(x, [&](A, T t) { return pred_all_bits(t, ta); })); break;
-            case PRED_AND: { const uint32_t r = pop(), l = pop(); push(l & r); break; }
-            case PRED_OR: { const uint32_t r = pop(), l = pop(); push(l | r); break; }
-            case PRED_NOT: push(~pop() & (N == 32 ? 0xffffffffu : (1u << N) - 1)); break;
-            default: break;  // the host validates programs; an unknown opcode is skipped
+        const uint8_t op = p.op[i];
+        if (op == PRED_AND) {
+            top &= pop_below();
+        } else if (op == PRED_OR) {
+            top |= pop_below();
+        } else if (op == PRED_NOT) {
+            top = ~top & ALL;
+        } else {
+            const uint32_t m = eval_leaf(p, i, x);
+#pragma unroll
+            for (int j = BELOW - 1; j > 0; --j) s[j] = s[j - 1];
+            s[0] = top;
+            top = m;
         }
     }
-    return sp > 0 ? pop() : 0u;
+    return p.len > 0 ? top : 0u;
 }
 
 }  // namespace lookback

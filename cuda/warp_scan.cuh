@@ -44,6 +44,17 @@ template <class Op, class A> __device__ __forceinline__ A warp_inclusive_scan(A 
     return x;
 }
 
+// Inclusive scan across the first WIDTH lanes only (the others get values nobody should use): log2(WIDTH)
+// steps instead of five.
+template <class Op, int WIDTH, class A> __device__ __forceinline__ A warp_inclusive_scan_first(A x) {
+#pragma unroll
+    for (int d = 1; d < WIDTH; d <<= 1) {
+        A y = shfl_up(x, d);
+        if ((int)lane_id() >= d) x = Op::apply(y, x);
+    }
+    return x;
+}
+
 // Reduction across the warp in lane order; every lane gets the result.
 template <class Op, class A> __device__ __forceinline__ A warp_reduce(A x) {
     return shfl_from(warp_inclusive_scan<Op>(x), 31);

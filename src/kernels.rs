@@ -63,9 +63,10 @@ pub(crate) struct PipeTuning {
 }
 
 impl PipeTuning {
-    /// Threads per block: the compute warps, one load warp and one look-ahead warp.
+    /// Threads per block: the compute warps, a load warp, a look-ahead warp and a publisher warp
+    /// (`PipeEngine::THREADS` in `cuda/pipe_engine.cuh`).
     pub const fn block_threads(self) -> u32 {
-        (self.compute_warps + 2) * 32
+        (self.compute_warps + 3) * 32
     }
     /// Bytes of one tile (16-byte chunks).
     pub const fn tile_bytes(self) -> usize {

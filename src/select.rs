@@ -173,18 +173,17 @@ impl Workspace {
         let kernel = kernels::select_kernel(T::DTYPE);
         let tuning = kernels::tuning(Algo::Select, size_of::<T>());
         let tiles = job.n.div_ceil(tuning.tile_items(size_of::<T>()));
-        // The persistent engine covers compaction and counting by predicate or uniqueness; flags and the
-        // partition layouts stay on the classic agent.
+        // The persistent engine covers every layout by predicate or uniqueness; flags (a second input
+        // stream) and the mask-only mode stay on the classic agent.
         let persistent = match (job.mode, job.source) {
-            (Mode::Compact | Mode::Count | Mode::PartitionStable, Source::Pred(_) | Source::Unique) => self
-                .persistent_launch(
-                    stream,
-                    Algo::Select,
-                    Some(kernels::pipe_select_kernel(T::DTYPE)),
-                    job.n * size_of::<T>(),
-                    &[job.input],
-                )?,
-            _ => None,
+            (Mode::Mask, _) | (_, Source::Flags(_)) => None,
+            _ => self.persistent_launch(
+                stream,
+                Algo::Select,
+                Some(kernels::pipe_select_kernel(T::DTYPE)),
+                job.n * size_of::<T>(),
+                &[job.input],
+            )?,
         };
         let (source, flags, pred) = match job.source {
             Source::Pred(p) => (0, 0, p),
@@ -211,12 +210,10 @@ impl Workspace {
         let classic = (kernel, Shape::Classic(tuning), tiles);
         let shaped = persistent.unwrap_or(classic);
         if job.mode == Mode::PartitionStable {
-            // The rejected items start after all selected ones: count them first, into the scratch word
-            // (on either engine), then partition on the classic one.
+            // The rejected items start after all selected ones: count them first, into the scratch word,
+            // then partition (both on the same engine).
             let (kernel, shape, tiles) = shaped;
             self.launch_shaped(stream, kernel, shape, tiles, |lb, scratch| params(lb, scratch, Mode::Count))?;
-            let (kernel, shape, tiles) = classic;
-            return self.launch_shaped(stream, kernel, shape, tiles, |lb, scratch| params(lb, scratch, job.mode));
         }
         let (kernel, shape, tiles) = shaped;
         self.launch_shaped(stream, kernel, shape, tiles, |lb, scratch| params(lb, scratch, job.mode))
