@@ -118,7 +118,11 @@ template <class P> struct PairState {
         st_release(words + tile, (uint64_t)make_tag(epoch, state));
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
-        const unsigned state = tag_state((unsigned)ld_acquire(words + tile), epoch);
+        // This format's words are tags alone (high half zero). A word left by an earlier launch of another
+        // format (a scan's tag << 32 | value, a count, a persistent run-based aggregate) has arbitrary low
+        // bits that could spell this epoch's tag: such words read as X.
+        const uint64_t w = ld_acquire(words + tile);
+        const unsigned state = (w >> 32) ? STATUS_X : tag_state((unsigned)w, epoch);
         if (state != STATUS_X) {
             const uint64_t* slot = values + 4 * tile + 2 * (state == STATUS_P);
             pair.count = ld_relaxed(slot);
@@ -144,6 +148,7 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     static constexpr bool TWO_WORDS = !POSITIONS && sizeof(V) == 8;
     static constexpr bool PACKED = !TWO_WORDS;
     static constexpr uint64_t COUNT_MASK = (1ull << 22) - 1;
+    static constexpr uint32_t POSITION_BIT = 1u << 31;
     static_assert(TILE_ITEMS < (1 << 22) && (POSITIONS || sizeof(V) <= 8), "tile-local counts fit 22 bits");
     uint64_t* words;
     uint64_t* values;
@@ -153,7 +158,9 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
         if constexpr (POSITIONS) {
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
             // A tile's aggregate holds a position inside the tile, or 0 (no head) from a later tile.
-            return pair.value >= start && pair.count ? (uint32_t)(pair.value - start) + 1u : 0u;
+            // Bit 31 set: the low half of a word with a head never looks like a tag to readers of the
+            // one-tag-per-word formats (TwoWordState, PairState) of a later launch.
+            return pair.value >= start && pair.count ? ((uint32_t)(pair.value - start) + 1u) | POSITION_BIT : 0u;
         } else {
             return (uint32_t)to_bits(pair.value);
         }
@@ -161,7 +168,7 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     __device__ __forceinline__ void decode(uint64_t tile, uint64_t w, P& pair) const {
         pair.count = (w >> 32) & COUNT_MASK;
         const uint32_t low = (uint32_t)w;
-        if constexpr (POSITIONS) pair.value = low ? tile * (uint64_t)TILE_ITEMS + low - 1 : 0;
+        if constexpr (POSITIONS) pair.value = low ? tile * (uint64_t)TILE_ITEMS + (low & ~POSITION_BIT) - 1 : 0;
         else if constexpr (!TWO_WORDS) pair.value = from_bits<V>((typename Bits<sizeof(V)>::type)low);
     }
     __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
