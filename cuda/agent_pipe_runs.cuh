@@ -27,9 +27,11 @@
 // the payload just accumulates, or keeps the earlier head's position).
 //
 // Layout: compute thread t owns items [t·IPT, (t+1)·IPT) of its tile (IPT = TILE_ITEMS / compute threads,
-// 8 to 128), read in groups of up to 16 items with vector loads. Consecutive threads read addresses
-// IPT·bytes apart, which costs shared-memory bank conflicts for IPT·bytes > 16 (a known cost: a rotated
-// read order would avoid them; benches/NOTES.md). Outputs are stored straight from registers where the
+// 8 to 128), read in groups of 64 bytes of keys (and the same items' values) with 16-byte loads.
+// Consecutive threads' groups are IPT·bytes apart, which would put a quarter warp's loads into one or two
+// of the eight 16-byte bank groups; each lane starts its group's loads at a lane-dependent chunk and
+// rotates them back in registers (load_group_rotated), so i32 + i32 reads are conflict-free and
+// key-only reads at most 2-way. Outputs are stored straight from registers where the
 // runs start and end: a warp's runs are contiguous, so the stores fall into few sectors when runs are
 // short and are few when runs are long.
 //
@@ -42,7 +44,7 @@
 namespace lookback {
 
 // N items of T from shared memory at `src` (aligned to N·sizeof(T) bytes), with the widest vector loads.
-template <class T, int N> __device__ __forceinline__ void load_group(const T* src, T (&dst)[N]) {
+template <class T, int N> __host__ __device__ __forceinline__ void load_group(const T* src, T (&dst)[N]) {
     constexpr int BYTES = N * (int)sizeof(T);
     constexpr int W = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
     if constexpr (W == 0) {
@@ -56,6 +58,48 @@ template <class T, int N> __device__ __forceinline__ void load_group(const T* sr
         } x;
 #pragma unroll
         for (int i = 0; i < BYTES / W; ++i) x.u[i] = reinterpret_cast<const U*>(src)[i];
+#pragma unroll
+        for (int i = 0; i < N; ++i) dst[i] = x.t[i];
+    }
+}
+
+// The rotation of lane `lane`'s 16-byte loads of a group of NC chunks, when consecutive lanes' groups are
+// LANE_STRIDE bytes apart: lanes whose groups start in the same bank group (16 bytes of the 128-byte bank
+// row) within a quarter warp (8 lanes: one 16-byte load wavefront) start at different chunks, so a
+// quarter warp's loads hit min(8, NC · distinct starts) bank groups instead of as few as one.
+template <int NC, int LANE_STRIDE> __host__ __device__ constexpr int group_rotation(int lane) {
+    constexpr int UNITS = LANE_STRIDE / 16;                        // 16-byte units between lanes
+    constexpr int STARTS = UNITS >= 8 ? 1 : UNITS == 0 ? 8 : 8 / UNITS;  // distinct start bank groups
+    return (lane / STARTS) & (NC - 1);
+}
+
+// load_group for full tiles: the same N items, but the group's NC 16-byte chunks are loaded starting at
+// chunk `rot` (see group_rotation) and rotated back in registers with a log2(NC)-stage select network
+// (static register indices only: no local memory).
+template <class T, int N> __host__ __device__ __forceinline__ void load_group_rotated(const T* src, T (&dst)[N],
+                                                                                     int rot) {
+    constexpr int BYTES = N * (int)sizeof(T);
+    constexpr int NC = BYTES / 16;
+    if constexpr (BYTES % 16 != 0 || NC < 2 || (NC & (NC - 1)) != 0) {
+        load_group(src, dst);
+    } else {
+        union {
+            uint4 u[NC];
+            T t[N];
+        } x;
+        const uint4* chunks = reinterpret_cast<const uint4*>(src);
+#pragma unroll
+        for (int c = 0; c < NC; ++c) x.u[c] = chunks[(c + rot) & (NC - 1)];  // x.u[c] = chunk c + rot
+#pragma unroll
+        for (int b = 1; b < NC; b <<= 1) {
+            // Rotate by b where rot has bit b: afterwards x.u[j] = chunk j + (rot without the bits done).
+            const bool on = (rot & b) != 0;
+            uint4 y[NC];
+#pragma unroll
+            for (int j = 0; j < NC; ++j) y[j] = on ? x.u[(j - b + NC) & (NC - 1)] : x.u[j];
+#pragma unroll
+            for (int j = 0; j < NC; ++j) x.u[j] = y[j];
+        }
 #pragma unroll
         for (int i = 0; i < N; ++i) dst[i] = x.t[i];
     }
@@ -79,7 +123,8 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork {
     static constexpr int TILE_ITEMS =
         Shape::COMPUTE_WARPS * 32 * Shape::CHUNKS_PER_LANE * 16 / pow2_at_least(KB + VALUE_BYTES);
     static constexpr int IPT = TILE_ITEMS / THREADS;  // items per compute thread
-    static constexpr int GI = IPT < 16 ? IPT : 16;   // items per group (vector loads)
+    // Items per group: 64 bytes of keys (four 16-byte loads to rotate), or all of the thread's items.
+    static constexpr int GI = IPT < 64 / KB ? IPT : 64 / KB;
     static_assert(TILE_ITEMS % THREADS == 0 && IPT % GI == 0, "threads own whole groups of items");
     static constexpr bool POSITIONS = !VALUED;  // payload: the latest head's position (unused by unique)
     using AV = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
@@ -87,6 +132,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork {
     using Op = std::conditional_t<VALUED, PairOp<Op_, true>, PairOp<OpMax, false>>;
     using State = RunsPairState<A, POSITIONS, TILE_ITEMS>;
     using VS = std::conditional_t<HAS_VALUES, V, uint8_t>;  // a value column's item (unused without one)
+    static constexpr int VB_ = (int)sizeof(VS);
     struct Slot {
         A lane_exclusive[THREADS];  // per thread: ⊕ of its warp's lanes before it (set in reduce_tile)
     };
@@ -127,8 +173,11 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork {
         const K* keys = reinterpret_cast<const K*>(tile);
         const uint4* vtile = reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(tile) + Engine::VALUES_OFFSET);
         if constexpr (FULL) {
-            load_group(keys + i0, k);
-            if constexpr (HAS_VALUES) load_group(reinterpret_cast<const V*>(vtile) + i0, v);
+            // Consecutive lanes' groups are IPT items apart: rotated loads keep them off one bank group.
+            load_group_rotated(keys + i0, k, group_rotation<GI * KB / 16 < 1 ? 1 : GI * KB / 16, IPT * KB>(lane_id()));
+            if constexpr (HAS_VALUES)
+                load_group_rotated(reinterpret_cast<const V*>(vtile) + i0, v,
+                                   group_rotation<GI * VB_ / 16 < 1 ? 1 : GI * VB_ / 16, IPT * VB_>(lane_id()));
         } else {
             const K* kin = static_cast<const K*>(p.keys) + start;
 #pragma unroll
