@@ -308,6 +308,61 @@ fn type_table(
     *g += "    }\n}\n\n";
 }
 
+/// `<prefix>_kernel(op, key_bytes, ty) -> Option<Kernel>`: kernels `lookback_<prefix>_<op>_k<key
+/// bytes>_<type>` for the reduction operators, in fatbin `<prefix>_<op>` (one file per operator).
+fn by_key_table(
+    g: &mut String,
+    names: &mut Vec<String>,
+    types: &[Vec<String>],
+    key_bytes: &[String],
+    prefix: &str,
+    what: &str,
+    image_of: &dyn Fn(&str) -> usize,
+) {
+    writeln!(g, "/// {what} of (operator, key bytes, value type), if one is compiled.").unwrap();
+    writeln!(
+        g,
+        "pub(crate) const fn {prefix}_kernel(op: OpKind, key_bytes: usize, ty: DType) -> Option<Kernel> {{\n    match (op, key_bytes, ty) {{"
+    )
+    .unwrap();
+    for op in ["sum", "min", "max"] {
+        let image = image_of(&format!("{prefix}_{op}"));
+        for kb in key_bytes {
+            for t in types {
+                let name = format!("lookback_{prefix}_{op}_k{kb}_{}", t[0]);
+                writeln!(
+                    g,
+                    "        (OpKind::{}, {kb}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),",
+                    camel(op),
+                    camel(&t[0])
+                )
+                .unwrap();
+                names.push(name);
+            }
+        }
+    }
+    *g += "        _ => None,\n    }\n}\n\n";
+}
+
+/// `<prefix>_kernel(key_bytes, value_bytes) -> Option<Kernel>`: kernels `lookback_<prefix>_k<key
+/// bytes>_v<value bytes or 0>` in fatbin `image`.
+fn runs_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], prefix: &str, what: &str, image: usize) {
+    writeln!(g, "/// {what} of (key bytes, value bytes or 0), if one is compiled.").unwrap();
+    writeln!(
+        g,
+        "pub(crate) const fn {prefix}_kernel(key_bytes: usize, value_bytes: usize) -> Option<Kernel> {{\n    match (key_bytes, value_bytes) {{"
+    )
+    .unwrap();
+    for kb in key_bytes {
+        for vb in std::iter::once("0").chain(key_bytes.iter().map(String::as_str)) {
+            let name = format!("lookback_{prefix}_k{kb}_v{vb}");
+            writeln!(g, "        ({kb}, {vb}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),").unwrap();
+            names.push(name);
+        }
+    }
+    *g += "        _ => None,\n    }\n}\n\n";
+}
+
 fn camel(s: &str) -> String {
     let mut c = s.chars();
     c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
@@ -389,38 +444,20 @@ fn generate(
         "pipe_select",
         image_of("pipe_select"),
     );
-    // Run-based kernels: keyed reductions and scans per (operator, key bytes, value type), in one file
-    // per operator; encodings and unique_by_key per (key bytes, value bytes or 0).
-    g += "/// The keyed reduction/scan kernel of (operator, key bytes, value type), if one is compiled.\n";
-    g += "pub(crate) const fn by_key_kernel(op: OpKind, key_bytes: usize, ty: DType) -> Option<Kernel> {\n    match (op, key_bytes, ty) {\n";
-    for op in ["sum", "min", "max"] {
-        let image = image_of(&format!("by_key_{op}"));
-        for kb in key_bytes {
-            for t in types {
-                let name = format!("lookback_by_key_{op}_k{kb}_{}", t[0]);
-                writeln!(
-                    g,
-                    "        (OpKind::{}, {kb}, DType::{}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),",
-                    camel(op),
-                    camel(&t[0])
-                )
-                .unwrap();
-                names.push(name);
-            }
-        }
+    // Run-based kernels, classic and persistent from the same lists: keyed reductions and scans per
+    // (operator, key bytes, value type), in one file per operator; encodings and unique_by_key per (key
+    // bytes, value bytes or 0).
+    for (prefix, what) in
+        [("by_key", "The keyed reduction/scan kernel"), ("pipe_by_key", "The persistent (sm_90+) reduce_by_key kernel")]
+    {
+        by_key_table(&mut g, &mut names, types, key_bytes, prefix, what, &image_of);
     }
-    g += "        _ => None,\n    }\n}\n\n";
-    let runs_image = image_of("runs");
-    g += "/// The encoding / unique_by_key kernel of (key bytes, value bytes or 0), if one is compiled.\n";
-    g += "pub(crate) const fn runs_kernel(key_bytes: usize, value_bytes: usize) -> Option<Kernel> {\n    match (key_bytes, value_bytes) {\n";
-    for kb in key_bytes {
-        for vb in std::iter::once("0").chain(key_bytes.iter().map(String::as_str)) {
-            let name = format!("lookback_runs_k{kb}_v{vb}");
-            writeln!(g, "        ({kb}, {vb}) => Some(Kernel {{ name: \"{name}\", image: {runs_image} }}),").unwrap();
-            names.push(name);
-        }
+    for (prefix, what) in [
+        ("runs", "The encoding / unique_by_key kernel"),
+        ("pipe_runs", "The persistent (sm_90+) run-length / run-end encoding and unique_by_key kernel"),
+    ] {
+        runs_table(&mut g, &mut names, key_bytes, prefix, what, image_of(prefix));
     }
-    g += "        _ => None,\n    }\n}\n\n";
     type_table(
         &mut g,
         &mut names,

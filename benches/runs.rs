@@ -34,6 +34,9 @@ usage: cargo bench --bench runs -- [OPTIONS]
                     rle_run1000 (default: all eight)
   --csv PATH        CSV output (default bench-runs.csv; also $OUT/bench-runs.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
+  --engine E        auto (default), classic or persistent (sm_90+; reduce_by_key, unique_by_key,
+                    rle and run_ends only: the other rows stay classic); labels get [classic] or
+                    [persistent] unless auto
   --help            this text";
 
 // ---------------------------------------------------------------------------------------------
@@ -390,6 +393,7 @@ struct Bench {
     timer: Timer,
     ws: Workspace,
     memcpy: MemcpyBaseline,
+    engine: lookback::Engine,
 }
 
 impl Bench {
@@ -479,7 +483,7 @@ impl Bench {
             Want::Scan(wa) => check(&stream, &a_label, n, &a.slice(..n), wa, full)?,
         }
         Ok(Row {
-            label: label.to_string(),
+            label: common::engine_label(label, self.engine),
             ty: T::NAME,
             log2n,
             copies: k,
@@ -502,12 +506,14 @@ impl Bench {
 
 fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     common::open_gpu(stream, args.reps)?;
-    let mut bench =
-        Bench { timer: Timer::new(stream, args.reps)?, ws: Workspace::new(stream), memcpy: MemcpyBaseline::default() };
+    let mut bench = Bench {
+        timer: Timer::new(stream, args.reps)?,
+        ws: Workspace::new(stream),
+        memcpy: MemcpyBaseline::default(),
+        engine: args.engine,
+    };
     bench.ws.set_backoff(args.single_backoff()?);
-    if args.engine != lookback::Engine::Auto {
-        return Err("--engine: the run-based primitives have only the classic engine".into());
-    }
+    bench.ws.set_engine(args.engine);
     let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
     for &ty in &args.types {
         for &log2n in &args.sizes {

@@ -31,8 +31,23 @@
 // prefix only after seeing the aggregates of every earlier tile. So when tile t writes, every read of
 // an earlier tile's input has completed; later tiles read only at indices at or after their own start.
 //
-// Requirements (checked by the host): the input 16-byte aligned; fewer than 2^32 - 1 tiles; sm_90+.
+// Two input streams (agent_pipe_runs.cuh: keys and values). A Work may declare VALUE_BYTES > 0 and
+// `input(p)` / `values_input(p)`: a tile is then TILE_ITEMS items of each stream, the keys at the start of
+// its ring slot and the values right after them, TILE_ITEMS = TILE_BYTES / (ITEM_BYTES + VALUE_BYTES
+// rounded up to a power of two), so both parts are 16-byte aligned and fit the same slot. The load warp
+// issues one bulk copy per stream on the slot's `full` barrier, expecting the sum of their bytes; each
+// stream's trailing < 16 bytes of the last tile are read from global memory by the compute warps
+// (partial_item on that stream's part of the slot).
+//
+// Operators that do not commute (COMMUTATIVE = false in the Work: the segmented pair operator of the
+// run-based primitives) get the look-ahead's ordered fold: each lane folds AHEAD_PER_LANE consecutive
+// tiles in tile order and the warp reduction combines lanes in lane order, so aggregates are combined
+// exactly in tile order. Commutative Works keep the lane-major fold (and their generated code).
+//
+// Requirements (checked by the host): every bulk-copied input 16-byte aligned; fewer than 2^32 - 1 tiles;
+// sm_90+.
 #pragma once
+#include <type_traits>
 #include "async_copy.cuh"
 #include "ops.cuh"
 #include "params.cuh"
@@ -51,6 +66,21 @@ struct PipeWorkDefaults {
     template <class State> static __device__ __forceinline__ bool ordered(const State&) { return false; }
 };
 
+// Optional parts of a Work detected by their presence, with the defaults of the one-stream, commutative
+// Works (scan, select).
+template <class W, class = void> struct WorkValueBytes : std::integral_constant<int, 0> {};
+template <class W> struct WorkValueBytes<W, std::void_t<decltype(W::VALUE_BYTES)>>
+    : std::integral_constant<int, W::VALUE_BYTES> {};
+template <class W, class = void> struct WorkCommutes : std::true_type {};
+template <class W> struct WorkCommutes<W, std::void_t<decltype(W::COMMUTATIVE)>>
+    : std::bool_constant<W::COMMUTATIVE> {};
+template <class W, class = void> struct WorkHasInput : std::false_type {};
+template <class W>
+struct WorkHasInput<W, std::void_t<decltype(W::input(std::declval<const typename W::Params&>()))>> : std::true_type {};
+
+// The smallest power of two >= x (x >= 1): the slot bytes one item of every stream takes.
+__host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 * pow2_at_least((x + 1) / 2); }
+
 // What a Work provides (see agent_pipe_scan.cuh for the simplest one):
 //   ALGO, Params (with `in`, `n`, `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
 //   (publish / read; for 8-byte A also peek / value), Slot (shared state kept from reduce to scan),
@@ -58,11 +88,13 @@ struct PipeWorkDefaults {
 //   state(p), initial(p) (the prefix of tile 0),
 //   reduce_tile(p, slot, tile_smem, start, valid) → this thread's part of the tile's aggregate,
 //   scan_tile(p, slot, tile_smem, start, valid, carry) with carry = prefix ⊕ the warp's exclusive part,
-//   finish(p, total): called once, by the block that holds the last tile, with the grand total,
-//   on_load(p, slot, start): called by the load lane after it issued a tile's bulk copy and before the
-//   tile's `full` barrier can complete (what a Work needs from global memory besides the tile),
-//   PUBLISH_WARP: whether publishing with release semantics (`ordered(state)`) goes through the
-//   publisher warp (see `publish_tiles`).
+//   finish(p, total): called once, by the block that holds the last tile, with the grand total.
+// With defaults in PipeWorkDefaults: on_load(p, slot, start), called by the load lane after it issued a
+//   one-stream tile's bulk copy and before the tile's `full` barrier can complete (what a Work needs from
+//   global memory besides the tile); PUBLISH_WARP with ordered(state), whether publishing with release
+//   semantics goes through the publisher warp (see `publish_tiles`); warp_sum<Op>(x).
+// Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
+// (false: ordered look-ahead fold), input(p) (the first stream, else p.in).
 template <class Work> struct PipeEngine {
     using Params = typename Work::Params;
     using Shape = PipeTuning<Work::ALGO>;
@@ -82,7 +114,16 @@ template <class Work> struct PipeEngine {
     static constexpr int THREADS = COMPUTE_THREADS + 96;
     static constexpr int TILE_CHUNKS = WARPS * 32 * CPL;
     static constexpr int TILE_BYTES = TILE_CHUNKS * 16;
-    static constexpr int TILE_ITEMS = TILE_BYTES / Work::ITEM_BYTES;
+    // Bytes of the second stream per item (0: one stream), and whether Op commutes.
+    static constexpr int VALUE_BYTES = WorkValueBytes<Work>::value;
+    static constexpr bool COMMUTATIVE = WorkCommutes<Work>::value;
+    static constexpr int TILE_ITEMS =
+        VALUE_BYTES == 0 ? TILE_BYTES / Work::ITEM_BYTES : TILE_BYTES / pow2_at_least(Work::ITEM_BYTES + VALUE_BYTES);
+    // Byte offset of the values in a slot (16-byte aligned: TILE_ITEMS is a power of two >= 2048 there).
+    static constexpr int VALUES_OFFSET = TILE_ITEMS * Work::ITEM_BYTES;
+    static_assert(VALUE_BYTES == 0 || (VALUES_OFFSET % 16 == 0 && TILE_ITEMS * VALUE_BYTES % 16 == 0 &&
+                                       VALUES_OFFSET + TILE_ITEMS * VALUE_BYTES <= TILE_BYTES),
+                  "both streams of a tile are 16-byte aligned and fit its slot");
     static constexpr int RING_BYTES = STAGES * TILE_BYTES;  // the dynamic shared memory of a launch
     // Aggregates each look-ahead lane reads per step. With 4 tiles reduced ahead of a ring of 6, 2 / 4 / 8
     // per lane gave 0.962 / 0.946 / 0.954 of memcpy for the i32 scan and 0.57 / 0.75 / 0.76 for i64; 8
@@ -142,6 +183,10 @@ template <class Work> struct PipeEngine {
     // load yet would hold up every later tile's prefix). Taking the next id one tile early, to hide the
     // atomic's round trip, measured no faster (benches/NOTES.md).
     static __device__ __forceinline__ void load_tiles(const Params& p, Storage& s, uint4* ring, uint64_t num_tiles) {
+        if constexpr (VALUE_BYTES > 0) {
+            load_two_streams(p, s, ring, num_tiles);
+            return;
+        }
         const uint64_t total_bytes = p.n * Work::ITEM_BYTES;
         for (uint32_t k = 0;; ++k) {
             const int slot = k % STAGES;
@@ -158,7 +203,7 @@ template <class Work> struct PipeEngine {
             // multiples).
             const uint32_t bytes = (uint32_t)min((uint64_t)TILE_BYTES, total_bytes - offset) & ~15u;
             mbar_expect_tx(&s.full[slot], bytes);
-            if (bytes) bulk_load(ring + slot * TILE_CHUNKS, static_cast<const char*>(p.in) + offset, bytes, &s.full[slot]);
+            if (bytes) bulk_load(ring + slot * TILE_CHUNKS, static_cast<const char*>(first_input(p)) + offset, bytes, &s.full[slot]);
             // While the copy is in flight: the Work's own global loads, finished before the arrival
             // (release) lets the slot's phase complete.
             Work::on_load(p, s.work[slot], tile * (uint64_t)TILE_ITEMS);
@@ -192,6 +237,47 @@ template <class Work> struct PipeEngine {
         }
     }
 
+    static __device__ __forceinline__ const void* first_input(const Params& p) {
+        if constexpr (WorkHasInput<Work>::value) return Work::input(p);
+        else return p.in;
+    }
+
+    // load_tiles for a Work with two input streams: one bulk copy per stream on the same barrier.
+    static __device__ __forceinline__ void load_two_streams(const Params& p, Storage& s, uint4* ring,
+                                                            uint64_t num_tiles) {
+        const char* keys = static_cast<const char*>(first_input(p));
+        const char* values = static_cast<const char*>(Work::values_input(p));
+        for (uint32_t k = 0;; ++k) {
+            const int slot = k % STAGES;
+            if (k >= STAGES) mbar_wait(&s.empty[slot], (k / STAGES - 1) & 1);
+            const uint64_t tile = take_tile_id(p.lb.tile_counter, p.lb.tile_base);
+            if (tile >= num_tiles) {
+                s.tile_id[slot] = END;
+                mbar_arrive(&s.full[slot]);
+                return;
+            }
+            s.tile_id[slot] = tile;
+            const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+            const uint32_t items = (uint32_t)min((uint64_t)TILE_ITEMS, p.n - start);
+            // Each stream's trailing < 16 bytes are read by the compute warps.
+            const uint32_t key_bytes = (items * Work::ITEM_BYTES) & ~15u;
+            const uint32_t value_bytes = (items * VALUE_BYTES) & ~15u;
+            mbar_arrive_expect_tx(&s.full[slot], key_bytes + value_bytes);
+            char* dst = reinterpret_cast<char*>(ring + slot * TILE_CHUNKS);
+            if (key_bytes) bulk_load(dst, keys + start * Work::ITEM_BYTES, key_bytes, &s.full[slot]);
+            if (value_bytes)
+                bulk_load(dst + VALUES_OFFSET, values + start * VALUE_BYTES, value_bytes, &s.full[slot]);
+        }
+    }
+
+    // Tile of this lane's i-th status read in a step from `cursor`: lane-major (tile cursor + 32i + lane)
+    // for commutative operators; lane-contiguous (cursor + AHEAD_PER_LANE·lane + i) otherwise, so that
+    // folding i in order and then the lanes in lane order is tile order.
+    static __device__ __forceinline__ uint64_t ahead_tile(uint64_t cursor, int i) {
+        if constexpr (COMMUTATIVE) return cursor + 32 * i + lane_id();
+        else return cursor + AHEAD_PER_LANE * lane_id() + i;
+    }
+
     // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major). Every
     // lane issues all its status loads before waiting on any, so a step costs one L2 round trip (two
     // for two-word states: flags, then values) when the aggregates are there.
@@ -202,26 +288,26 @@ template <class Work> struct PipeEngine {
         if constexpr (State::PACKED) {
 #pragma unroll
             for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                const uint64_t t = cursor + 32 * i + lane_id();
+                const uint64_t t = ahead_tile(cursor, i);
                 v[i] = identity;
                 st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
             }
 #pragma unroll
             for (int i = 0; i < AHEAD_PER_LANE; ++i)
-                while (st[i] == STATUS_X) st[i] = state.read(cursor + 32 * i + lane_id(), v[i]);
+                while (st[i] == STATUS_X) st[i] = state.read(ahead_tile(cursor, i), v[i]);
         } else {
 #pragma unroll
             for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                const uint64_t t = cursor + 32 * i + lane_id();
+                const uint64_t t = ahead_tile(cursor, i);
                 st[i] = t < end ? state.peek(t) : STATUS_A;
             }
 #pragma unroll
             for (int i = 0; i < AHEAD_PER_LANE; ++i)
-                while (st[i] == STATUS_X) st[i] = state.peek(cursor + 32 * i + lane_id());
+                while (st[i] == STATUS_X) st[i] = state.peek(ahead_tile(cursor, i));
             fence_acquire();
 #pragma unroll
             for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                const uint64_t t = cursor + 32 * i + lane_id();
+                const uint64_t t = ahead_tile(cursor, i);
                 v[i] = t < end ? state.value(t, STATUS_A) : identity;
             }
         }
@@ -243,7 +329,8 @@ template <class Work> struct PipeEngine {
             while (cursor < tile) {
                 // Lane-major order (lane l holds tiles l, l+32, …) is not tile order: fine for the
                 // commutative operators of ops.cuh; float sums differ from sequential order by rounding
-                // only, as with any parallel scan.
+                // only, as with any parallel scan. Non-commutative Works read lane-contiguous tiles
+                // (ahead_tile), and warp_reduce combines lanes in lane order: tile order.
                 running = Op::apply(running, warp_reduce<Op>(fold_aggregates(state, cursor, tile)));
                 cursor = min(cursor + 32 * AHEAD_PER_LANE, tile);
             }
@@ -326,7 +413,7 @@ template <class Work> struct PipeEngine {
     }
 
     // Item `i` of a partial tile: from the ring while the bulk copy covered it, else from global memory
-    // (the < 16 trailing bytes), else `fill`.
+    // (the < 16 trailing bytes), else `fill`. With two streams, pass each stream's part of the slot.
     template <class T>
     static __device__ __forceinline__ T partial_item(const uint4* tile_smem, const T* in, int i, int valid, T fill) {
         const int bulk_items = (int)(((uint32_t)valid * sizeof(T)) & ~15u) / (int)sizeof(T);

@@ -118,7 +118,11 @@ template <class P> struct PairState {
         st_release(words + tile, (uint64_t)make_tag(epoch, state));
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
-        const unsigned state = tag_state((unsigned)ld_acquire(words + tile), epoch);
+        // This format's words are tags alone (high half zero). A word left by an earlier launch of another
+        // format (a scan's tag << 32 | value, a count, a persistent run-based aggregate) has arbitrary low
+        // bits that could spell this epoch's tag: such words read as X.
+        const uint64_t w = ld_acquire(words + tile);
+        const unsigned state = (w >> 32) ? STATUS_X : tag_state((unsigned)w, epoch);
         if (state != STATUS_X) {
             const uint64_t* slot = values + 4 * tile + 2 * (state == STATUS_P);
             pair.count = ld_relaxed(slot);
@@ -126,6 +130,72 @@ template <class P> struct PairState {
             pair.value = from_bits<decltype(P::value)>((B)ld_relaxed(slot + 1));
         }
         return state;
+    }
+};
+
+// Tile aggregates of the persistent run-based Works (agent_pipe_runs.cuh): (count, payload) pairs whose
+// count is tile-local (at most TILE_ITEMS <= 2^15 heads), so a pair usually fits one word with its tag:
+// word = tag << 54 | count << 32 | payload. The payload is the segmented reduction's value (at most 4
+// bytes) or, for POSITIONS, the tile-local index + 1 of the tile's latest head (0: none), which `read`
+// turns into a global position with the tile id it was asked about. Readers use nothing but the word:
+// relaxed accesses suffice, as for scans (the outputs are not in place). 8-byte payloads (TWO_WORDS) go
+// to values[2t], stored before the word, which is published with release (as TwoWordState); readers
+// peek relaxed, fence once per batch, then read both.
+//
+// The engine's pairs are global: P::count is 64-bit and positions are global item indices, identity 0.
+template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
+    using V = decltype(P::value);
+    static constexpr bool TWO_WORDS = !POSITIONS && sizeof(V) == 8;
+    static constexpr bool PACKED = !TWO_WORDS;
+    static constexpr uint64_t COUNT_MASK = (1ull << 22) - 1;
+    static constexpr uint32_t POSITION_BIT = 1u << 31;
+    static_assert(TILE_ITEMS < (1 << 22) && (POSITIONS || sizeof(V) <= 8), "tile-local counts fit 22 bits");
+    uint64_t* words;
+    uint64_t* values;
+    unsigned epoch;
+
+    __device__ __forceinline__ uint32_t payload(uint64_t tile, const P& pair) const {
+        if constexpr (POSITIONS) {
+            const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+            // A tile's aggregate holds a position inside the tile, or 0 (no head) from a later tile.
+            // Bit 31 set: the low half of a word with a head never looks like a tag to readers of the
+            // one-tag-per-word formats (TwoWordState, PairState) of a later launch.
+            return pair.value >= start && pair.count ? ((uint32_t)(pair.value - start) + 1u) | POSITION_BIT : 0u;
+        } else {
+            return (uint32_t)to_bits(pair.value);
+        }
+    }
+    __device__ __forceinline__ void decode(uint64_t tile, uint64_t w, P& pair) const {
+        pair.count = (w >> 32) & COUNT_MASK;
+        const uint32_t low = (uint32_t)w;
+        if constexpr (POSITIONS) pair.value = low ? tile * (uint64_t)TILE_ITEMS + (low & ~POSITION_BIT) - 1 : 0;
+        else if constexpr (!TWO_WORDS) pair.value = from_bits<V>((typename Bits<sizeof(V)>::type)low);
+    }
+    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
+        const uint64_t head = ((uint64_t)make_tag(epoch, state) << 54) | ((uint64_t)pair.count << 32);
+        if constexpr (TWO_WORDS) {
+            st_relaxed(values + 2 * tile, to_bits(pair.value));
+            st_release(words + tile, head);
+        } else {
+            st_relaxed(words + tile, head | payload(tile, pair));
+        }
+    }
+    // Packed: state and pair from one relaxed load.
+    __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
+        const uint64_t w = ld_relaxed(words + tile);
+        const unsigned state = tag_state((unsigned)(w >> 54), epoch);
+        if (state != STATUS_X) decode(tile, w, pair);
+        return state;
+    }
+    // Two words: peek the flags (relaxed), fence_acquire once, then `value` reads the word and the value.
+    __device__ __forceinline__ unsigned peek(uint64_t tile) const {
+        return tag_state((unsigned)(ld_relaxed(words + tile) >> 54), epoch);
+    }
+    __device__ __forceinline__ P value(uint64_t tile, unsigned) const {
+        P pair;
+        pair.count = (ld_relaxed(words + tile) >> 32) & COUNT_MASK;
+        pair.value = from_bits<V>(ld_relaxed(values + 2 * tile));
+        return pair;
     }
 };
 

@@ -54,9 +54,15 @@
 // scan's best with 6 stages). It runs 16 compute warps of 4 chunks per lane: its per-item work
 // (predicate, packing) needs more warps to hide latency than the scan's (i32 select_if 50 % at 2^28:
 // 8 × 8 0.605, 12 × 4 0.592, 16 × 4 0.642 of memcpy; count_if 0.637 / 0.480 / 0.588).
+//
+// The run-based primitives (agent_pipe_runs.cuh) start from the scan's 8 warps of 8 chunks per lane (a
+// 32 KB slot holding keys and values: i32 + i32 is 4096 items) but keep each compute thread's exclusive
+// pair in static shared memory per slot (16 bytes × 256 threads = 4 KB), which leaves room for 6 stages,
+// reduced 3 ahead like selection. Not measured yet (benches/NOTES.md).
 #define LOOKBACK_PIPE_TUNING(X)  \
     X(scan, 8, 8, 7, 4, 1024)    \
-    X(select, 16, 4, 6, 3, 1024)
+    X(select, 16, 4, 6, 3, 1024) \
+    X(runs, 8, 8, 6, 3, 1024)
 
 namespace lookback {
 

@@ -58,12 +58,22 @@ impl Workspace {
                 Span::new::<u64>("num_runs", count, 1),
             ],
         )?;
-        let (kernel, mode) = match reduce {
-            Some(op) => (by_key_kernel::<K, V>(op)?, RunsMode::Reduce),
-            None => (positional_kernel(size_of::<K>(), size_of::<V>())?, RunsMode::Unique),
+        let (kernel, pipe_kernel, mode) = match reduce {
+            Some(op) => (
+                by_key_kernel::<K, V>(op)?,
+                kernels::pipe_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE),
+                RunsMode::Reduce,
+            ),
+            None => (
+                positional_kernel(size_of::<K>(), size_of::<V>())?,
+                kernels::pipe_runs_kernel(size_of::<K>(), size_of::<V>()),
+                RunsMode::Unique,
+            ),
         };
         let job = RunsJob {
             kernel,
+            pipe_kernel,
+            value_bytes: size_of::<V>(),
             tile_bytes: size_of::<K>().max(size_of::<V>()),
             keys: k,
             values: v,
@@ -111,6 +121,9 @@ impl Workspace {
         )?;
         let job = RunsJob {
             kernel: by_key_kernel::<K, V>(op)?,
+            // The segmented scans have no persistent kernel yet.
+            pipe_kernel: None,
+            value_bytes: size_of::<V>(),
             tile_bytes: size_of::<K>().max(size_of::<V>()),
             keys: k,
             values: v,

@@ -2,6 +2,7 @@
 //! pass (see `cuda/agent_runs.cuh`).
 use crate::element::Element;
 use crate::error::Result;
+use crate::kernels;
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
 use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type, positional_kernel};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
@@ -48,8 +49,15 @@ impl Workspace {
                 Span::new::<u64>("num_runs", count, 1),
             ],
         )?;
+        // Non-trivial runs have no persistent kernel yet.
+        let pipe_kernel = match mode {
+            RunsMode::Encode | RunsMode::Ends => kernels::pipe_runs_kernel(size_of::<T>(), 0),
+            _ => None,
+        };
         let job = RunsJob {
             kernel: positional_kernel(size_of::<T>(), 0)?,
+            pipe_kernel,
+            value_bytes: 0,
             tile_bytes: size_of::<T>(),
             keys: src,
             values: 0,

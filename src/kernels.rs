@@ -154,12 +154,14 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
         for key_bytes in [1, 2, 4, 8] {
             for op in [OpKind::Sum, OpKind::Min, OpKind::Max] {
                 kernels.extend(by_key_kernel(op, key_bytes, ty));
+                kernels.extend(pipe_by_key_kernel(op, key_bytes, ty));
             }
         }
     }
     for key_bytes in [1, 2, 4, 8] {
         for value_bytes in [0, 1, 2, 4, 8] {
             kernels.extend(runs_kernel(key_bytes, value_bytes));
+            kernels.extend(pipe_runs_kernel(key_bytes, value_bytes));
         }
     }
     for &k in &kernels {

@@ -134,6 +134,10 @@ pub struct Backoff {
 /// in `benches/RESULTS.md`); the others force a choice, for benchmarks and tests. Results are the same
 /// either way, up to the rounding of float sums.
 ///
+/// The same choice applies to compaction and counting (`select_if`, `unique`, `count_if`), and to
+/// run-length and run-end encoding, `unique_by_key` and `reduce_by_key` (`cuda/agent_pipe_runs.cuh`, which
+/// needs the keys and values 16-byte aligned); the other primitives have only the classic engine.
+///
 /// # Example
 /// ```
 /// # fn main() -> lookback::Result<()> {
@@ -156,8 +160,8 @@ pub enum Engine {
     /// Always the classic one-tile-per-block look-back.
     Classic,
     /// The persistent engine whenever the GPU (sm_90+, with about 220 KB of shared memory per block) and
-    /// the buffers (16-byte aligned input, and output for scans) allow it, at every size; the classic one
-    /// otherwise.
+    /// the buffers (16-byte aligned input — keys and values for the run-based primitives — and output for
+    /// scans) allow it, at every size; the classic one otherwise.
     Persistent,
 }
 

@@ -147,6 +147,11 @@ pub mod __private {
     pub fn pipe_select_tile_items(bytes: usize) -> usize {
         crate::kernels::pipe_tuning(crate::kernels::Algo::Select).map_or(0, |p| p.tile_bytes() / bytes)
     }
+    /// Items per tile of the persistent run-based kernels (sm_90+) with keys of `key_bytes` bytes and a
+    /// value column of `value_bytes` bytes (0: none, the encodings).
+    pub fn pipe_runs_tile_items(key_bytes: usize, value_bytes: usize) -> usize {
+        crate::runs::pipe_tile_items(key_bytes, value_bytes)
+    }
     /// Items per tile of the persistent scan (sm_90+) of an element type of `bytes` bytes.
     pub fn pipe_scan_tile_items(bytes: usize) -> usize {
         crate::kernels::pipe_tuning(crate::kernels::Algo::Scan).map_or(0, |p| p.tile_bytes() / bytes)

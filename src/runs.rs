@@ -9,10 +9,14 @@
 //! ([`Error::Overlap`]): a tile reads the key just before its first item, which the previous tile may
 //! already have overwritten, and a run's outputs are written as soon as the run ends, before later tiles
 //! have read their inputs.
+//!
+//! Engines: run-length and run-end encoding, `unique_by_key` and `reduce_by_key` also run on the
+//! persistent engine (`cuda/agent_pipe_runs.cuh`, sm_90+) when [`Engine`](crate::Engine) allows it and the
+//! keys (and values) are 16-byte aligned; non-trivial runs and the scans by key are always classic.
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
-use crate::launch::{RunsParams, Workspace, zero_counts};
+use crate::launch::{RunsParams, Shape, Workspace, zero_counts};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
 
@@ -206,6 +210,11 @@ impl RunsMode {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunsJob {
     pub kernel: Kernel,
+    /// The persistent kernel of the same launch, if the mode has one (`None`: always classic).
+    pub pipe_kernel: Option<Kernel>,
+    /// Bytes of a value item that the kernel reads (0: no value column); with the key's, it sets the
+    /// persistent tile ([`pipe_tile_items`]).
+    pub value_bytes: usize,
     /// Larger of the key and value sizes: selects the tile shape (`cuda/tuning.cuh`).
     pub tile_bytes: usize,
     pub keys: u64,
@@ -250,10 +259,21 @@ impl Workspace {
             }
             return Ok(());
         }
-        let tuning = kernels::tuning(Algo::Runs, job.tile_bytes);
-        let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
+        // The persistent tile holds TILE_ITEMS keys and values in one slot, an item taking the next power
+        // of two of their sizes (cuda/pipe_engine.cuh): the same tile count as n items of that size.
+        let slot_item = (size_of::<K>() + job.value_bytes).next_power_of_two();
+        let bulk_copied = [job.keys, if job.value_bytes > 0 { job.values } else { 0 }];
+        let persistent =
+            self.persistent_launch(stream, Algo::Runs, job.pipe_kernel, job.n.saturating_mul(slot_item), &bulk_copied)?;
+        let (kernel, shape, tiles) = match persistent {
+            Some(plan) => plan,
+            None => {
+                let tuning = kernels::tuning(Algo::Runs, job.tile_bytes);
+                (job.kernel, Shape::Classic(tuning), job.n.div_ceil(tuning.tile_items(job.tile_bytes)))
+            }
+        };
         let (key_abs_mask, key_inf_bits) = key_equality(K::DTYPE);
-        self.launch(stream, job.kernel, tuning, tiles, |lb, _scratch| RunsParams {
+        self.launch_shaped(stream, kernel, shape, tiles, |lb, _scratch| RunsParams {
             keys: job.keys,
             values: job.values,
             out_keys: job.out_keys,
@@ -268,6 +288,12 @@ impl Workspace {
             lb,
         })
     }
+}
+
+/// Items per tile of the persistent run-based kernels with keys of `key_bytes` and a value column of
+/// `value_bytes` (0: none): the slot's bytes over the next power of two of an item's bytes.
+pub(crate) fn pipe_tile_items(key_bytes: usize, value_bytes: usize) -> usize {
+    kernels::pipe_tuning(Algo::Runs).map_or(0, |p| p.tile_bytes() / (key_bytes + value_bytes).next_power_of_two())
 }
 
 /// The kernel for `(key bytes, value bytes or 0)` of the encodings and `unique_by_key`. Every element

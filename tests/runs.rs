@@ -3,12 +3,17 @@
 //! non-trivial runs — for several key/value type pairs, run shapes (length 1, 2, geometric, one run over
 //! many tiles, runs ending exactly at tile boundaries, all equal, all distinct, NaN keys) and sizes around
 //! tile boundaries. Outputs are poisoned, with guard items past the end that must stay untouched.
+//!
+//! Every case runs on both engines (set explicitly on the workspace): the classic one at sizes around its
+//! tiles, the persistent one (`cuda/agent_pipe_runs.cuh`: encodings, unique_by_key, reduce_by_key; the
+//! other primitives fall back to classic there) around its keyed and key-only tiles, ±1 item and ±16
+//! bytes (the bulk copies' trailing bytes), and over more tiles than every SM's ring holds.
 mod common;
 
 use common::{GUARD, Rng, TestElement, check_scan, gpu, same, upload_poisoned};
 use lookback::cudarc::driver::{CudaSlice, CudaStream};
 use lookback::half::{bf16, f16};
-use lookback::{ScanOp, Workspace, host};
+use lookback::{Engine, ScanOp, Workspace, host};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -27,11 +32,13 @@ enum Shape {
     TileRuns,
     /// Runs of half a tile.
     HalfTileRuns,
+    /// Runs of one tile starting a third into a tile: every run spans a tile boundary.
+    StraddleRuns,
     /// Geometric runs with NaN keys sprinkled in (floats only; no-op for integers).
     WithNans,
 }
 
-const SHAPES: [Shape; 8] = [
+const SHAPES: [Shape; 9] = [
     Shape::Distinct,
     Shape::Pairs,
     Shape::Geometric(4.0),
@@ -39,6 +46,7 @@ const SHAPES: [Shape; 8] = [
     Shape::AllEqual,
     Shape::TileRuns,
     Shape::HalfTileRuns,
+    Shape::StraddleRuns,
     Shape::WithNans,
 ];
 
@@ -61,6 +69,7 @@ fn keys<K: TestElement>(n: usize, shape: Shape, tile: usize, seed: u64) -> Vec<K
                 Shape::AllEqual => false,
                 Shape::TileRuns => i % tile == 0,
                 Shape::HalfTileRuns => i % (tile / 2) == 0,
+                Shape::StraddleRuns => (i + tile / 3).is_multiple_of(tile),
                 Shape::WithNans => {
                     if K::ACC_EPS > 0.0 && rng.unit() < 0.05 {
                         return nan;
@@ -110,17 +119,29 @@ fn same_aggregates<K: TestElement, V: TestElement>(
     }
 }
 
+/// The tile that `TileRuns` and its kin align runs to on an engine: the classic one, or the persistent
+/// keyed one (whose multiples the larger key-only tile of the encodings is).
+fn tile_of<K: TestElement, V: TestElement>(engine: Engine) -> usize {
+    if engine == Engine::Classic {
+        lookback::__private::runs_tile_items(size_of::<K>().max(size_of::<V>()))
+    } else {
+        lookback::__private::pipe_runs_tile_items(size_of::<K>(), size_of::<V>())
+    }
+}
+
 fn check_all<K: TestElement, V: TestElement>(
     stream: &Arc<CudaStream>,
     ws: &mut Workspace,
     n: usize,
     shape: Shape,
     seed: u64,
+    engine: Engine,
 ) {
-    let tile = lookback::__private::runs_tile_items(size_of::<K>().max(size_of::<V>()));
+    ws.set_engine(engine);
+    let tile = tile_of::<K, V>(engine);
     let keys: Vec<K> = keys(n, shape, tile, seed);
     let values: Vec<V> = common::random_vec(n, seed ^ 0x5555, 0.01);
-    let what = format!("{}/{} n={n} {shape:?} seed={seed}", K::DTYPE.name(), V::DTYPE.name());
+    let what = format!("{}/{} n={n} {shape:?} seed={seed} {engine:?}", K::DTYPE.name(), V::DTYPE.name());
     let d_keys = stream.clone_htod(&keys).unwrap();
     let d_values = stream.clone_htod(&values).unwrap();
     let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
@@ -227,13 +248,33 @@ fn edge_sizes(tile: usize) -> Vec<usize> {
     vec![0, 1, 2, 17, tile - 1, tile, tile + 1, 2 * tile, 3 * tile - 1, 9 * tile + 5]
 }
 
+/// Sizes for the persistent engine: around its keyed tile and its key-only tile (the encodings'), ±1 item
+/// and ±16 bytes of the narrower column (the bulk copies move 16-byte multiples; the rest is read from
+/// global memory), and 20 tiles (more than three rings of 6 slots).
+fn pipe_edge_sizes<K: TestElement, V: TestElement>() -> Vec<usize> {
+    let narrow = 16 / size_of::<K>().min(size_of::<V>());
+    let mut sizes = vec![0, 1, 2, 17];
+    for t in [
+        lookback::__private::pipe_runs_tile_items(size_of::<K>(), size_of::<V>()),
+        lookback::__private::pipe_runs_tile_items(size_of::<K>(), 0),
+    ] {
+        sizes.extend([t - narrow, t - 1, t, t + 1, t + narrow, 2 * t + 3, 20 * t + 5]);
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
 fn edge_cases<K: TestElement, V: TestElement>() {
     let Some(stream) = gpu() else { return };
-    let mut ws = Workspace::new(&stream);
-    let tile = lookback::__private::runs_tile_items(size_of::<K>().max(size_of::<V>()));
-    for (i, n) in edge_sizes(tile).into_iter().enumerate() {
-        for (s, shape) in SHAPES.into_iter().enumerate() {
-            check_all::<K, V>(&stream, &mut ws, n, shape, (i * 16 + s) as u64);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = Workspace::new(&stream);
+        let sizes =
+            if engine == Engine::Classic { edge_sizes(tile_of::<K, V>(engine)) } else { pipe_edge_sizes::<K, V>() };
+        for (i, n) in sizes.into_iter().enumerate() {
+            for (s, shape) in SHAPES.into_iter().enumerate() {
+                check_all::<K, V>(&stream, &mut ws, n, shape, (i * 16 + s) as u64, engine);
+            }
         }
     }
 }
@@ -256,7 +297,9 @@ macro_rules! runs_tests {
                 let Some(stream) = gpu() else { return Ok(()) };
                 let (n, s, seed) = case;
                 let mut ws = Workspace::new(&stream);
-                check_all::<$k, $v>(&stream, &mut ws, n, SHAPES[s], seed);
+                for engine in [Engine::Classic, Engine::Persistent] {
+                    check_all::<$k, $v>(&stream, &mut ws, n, SHAPES[s], seed, engine);
+                }
             }
         }
     )*};
@@ -272,12 +315,21 @@ runs_tests! {
     f32, bf16 => edge_f32_bf16, random_f32_bf16;
     i16, u16 => edge_i16_u16, random_i16_u16;
     i8, u32 => edge_i8_u32, random_i8_u32;
+    i64, f64 => edge_i64_f64, random_i64_f64;
 }
 
 #[test]
 fn every_key_type_encodes_like_the_host() {
     let Some(stream) = gpu() else { return };
     let mut ws = Workspace::new(&stream);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        every_key_type(&stream, &mut ws);
+    }
+}
+
+/// Every key type's encodings at 100,000 items (several persistent tiles of every key size).
+fn every_key_type(stream: &Arc<CudaStream>, ws: &mut Workspace) {
     fn one<K: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
         for (s, shape) in SHAPES.into_iter().enumerate() {
             let n = 100_000 + s;
@@ -286,18 +338,18 @@ fn every_key_type_encodes_like_the_host() {
             check_encodings::<K>(stream, ws, &keys, &d, &format!("{} {shape:?}", K::DTYPE.name()));
         }
     }
-    one::<i8>(&stream, &mut ws);
-    one::<i16>(&stream, &mut ws);
-    one::<i32>(&stream, &mut ws);
-    one::<i64>(&stream, &mut ws);
-    one::<u8>(&stream, &mut ws);
-    one::<u16>(&stream, &mut ws);
-    one::<u32>(&stream, &mut ws);
-    one::<u64>(&stream, &mut ws);
-    one::<f32>(&stream, &mut ws);
-    one::<f64>(&stream, &mut ws);
-    one::<f16>(&stream, &mut ws);
-    one::<bf16>(&stream, &mut ws);
+    one::<i8>(stream, ws);
+    one::<i16>(stream, ws);
+    one::<i32>(stream, ws);
+    one::<i64>(stream, ws);
+    one::<u8>(stream, ws);
+    one::<u16>(stream, ws);
+    one::<u32>(stream, ws);
+    one::<u64>(stream, ws);
+    one::<f32>(stream, ws);
+    one::<f64>(stream, ws);
+    one::<f16>(stream, ws);
+    one::<bf16>(stream, ws);
 }
 
 #[test]
@@ -327,7 +379,9 @@ fn one_shot_forms_match_the_into_forms() {
     assert!(lookback::run_length_encode::<u32, u32, _>(&empty).unwrap().is_empty());
 }
 
-/// A few sizes and shapes of two type pairs: small enough for compute-sanitizer's racecheck.
+/// A few sizes and shapes of two type pairs on both engines: small enough for compute-sanitizer's
+/// racecheck (the persistent sizes are partial tiles with bulk-copy tails, and 7 tiles of i32/i32 so that
+/// the block that takes them goes round its 6-slot ring).
 #[test]
 fn sanitizer_cases() {
     let Some(stream) = gpu() else { return };
@@ -335,8 +389,36 @@ fn sanitizer_cases() {
     for (i, shape) in [Shape::Geometric(4.0), Shape::TileRuns, Shape::WithNans].into_iter().enumerate() {
         let tile = lookback::__private::runs_tile_items(4);
         for n in [1, tile + 1, 3 * tile - 1] {
-            check_all::<i32, i32>(&stream, &mut ws, n, shape, i as u64);
-            check_all::<f64, f16>(&stream, &mut ws, n, shape, i as u64 + 7);
+            check_all::<i32, i32>(&stream, &mut ws, n, shape, i as u64, Engine::Classic);
+            check_all::<f64, f16>(&stream, &mut ws, n, shape, i as u64 + 7, Engine::Classic);
         }
+        let t = lookback::__private::pipe_runs_tile_items(4, 4);
+        for n in [5, t + 3, 7 * t + 1] {
+            check_all::<i32, i32>(&stream, &mut ws, n, shape, i as u64, Engine::Persistent);
+        }
+        let t = lookback::__private::pipe_runs_tile_items(8, 2);
+        check_all::<f64, f16>(&stream, &mut ws, 2 * t + 7, shape, i as u64 + 7, Engine::Persistent);
+    }
+}
+
+/// The persistent engine over more tiles than all 132 SMs' rings of 6 slots hold, twice: every block goes
+/// round its ring several times and the look-ahead folds many other blocks' aggregates (in tile order: the
+/// pair operator does not commute). i32 keys with i32 and f64 values (packed and two-word aggregates), and
+/// u8 keys alone (the largest tile).
+#[test]
+fn persistent_many_rings() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let tiles = 2 * 132 * 6 + 5;
+    for (i, shape) in [Shape::Geometric(4.0), Shape::AllEqual, Shape::StraddleRuns].into_iter().enumerate() {
+        let t = lookback::__private::pipe_runs_tile_items(4, 4);
+        check_all::<i32, i32>(&stream, &mut ws, tiles * t + 3, shape, 40 + i as u64, Engine::Persistent);
+        let t = lookback::__private::pipe_runs_tile_items(4, 8);
+        check_all::<i32, f64>(&stream, &mut ws, tiles * t + 1, shape, 50 + i as u64, Engine::Persistent);
+        let t = lookback::__private::pipe_runs_tile_items(1, 0);
+        let n = tiles * t + 9;
+        let keys: Vec<u8> = keys(n, shape, t, 60 + i as u64);
+        let d = stream.clone_htod(&keys).unwrap();
+        check_encodings::<u8>(&stream, &mut ws, &keys, &d, &format!("u8 n={n} {shape:?} Persistent"));
     }
 }

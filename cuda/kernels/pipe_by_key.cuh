@@ -1,0 +1,26 @@
+// Kernel definitions shared by pipe_by_key_sum.cu, pipe_by_key_min.cu and pipe_by_key_max.cu (one file per
+// operator, so nvcc compiles them in parallel): reduce_by_key on the persistent engine
+// (agent_pipe_runs.cuh), lookback_pipe_by_key_<op>_k<key bytes>_<value type>, for the same triples as the
+// classic by_key kernels. Only RUNS_REDUCE: the scans by key stay classic. sm_90 or newer only: on older
+// architectures the body traps, and the host never launches it there.
+#pragma once
+#include "../agent_pipe_runs.cuh"
+
+#if __CUDA_ARCH__ >= 900
+#define LOOKBACK_PIPE_BY_KEY_BODY(OPTYPE, KB, CTYPE) lookback::PipeRunsAgent<KB, CTYPE, lookback::OPTYPE, true>::run(p);
+#else
+#define LOOKBACK_PIPE_BY_KEY_BODY(OPTYPE, KB, CTYPE) __trap();
+#endif
+
+#define LOOKBACK_PIPE_BY_KEY_KERNEL(OP, OPTYPE, KB, NAME, CTYPE)                                          \
+    extern "C" __global__ void __launch_bounds__(lookback::PipeRunsAgent<KB, CTYPE, lookback::OPTYPE, true>::THREADS, 1) \
+        lookback_pipe_by_key_##OP##_k##KB##_##NAME(const __grid_constant__ lookback::RunsParams p) {          \
+        LOOKBACK_PIPE_BY_KEY_BODY(OPTYPE, KB, CTYPE)                                                         \
+    }
+
+// Every value type for each key size of LOOKBACK_KEY_BYTES (types.cuh).
+#define LOOKBACK_PIPE_BY_KEY_KERNELS(OP, OPTYPE)                                                           \
+    LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K1)                                                         \
+    LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K2)                                                         \
+    LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K4)                                                         \
+    LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K8)
