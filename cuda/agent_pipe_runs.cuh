@@ -165,27 +165,38 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         else return Engine::partial_item(tile, static_cast<const K*>(p.keys) + start, first - 1, valid, K(0));
     }
 
-    // Group g of this thread's items: keys and values, from the ring (FULL) or item by item.
-    template <bool FULL>
-    static __device__ __forceinline__ void group(const Params& p, const uint4* tile, uint64_t start, int valid,
-                                                 int g, K (&k)[GI], VS (&v)[GI]) {
-        const int i0 = (int)threadIdx.x * IPT + g * GI;
-        const K* keys = reinterpret_cast<const K*>(tile);
+    // Calls f(i, key, value) for this thread's items i < valid of the tile, in order: a full tile in groups
+    // of GI items from the ring (rotated vector loads, unrolled), a partial tile item by item (the last
+    // tile of a call: kept small, it is compiled for every kernel).
+    template <bool FULL, class F>
+    static __device__ __forceinline__ void for_each_item(const Params& p, const uint4* tile, uint64_t start, int valid,
+                                                         F&& f) {
+        const int first = (int)threadIdx.x * IPT;
         const uint4* vtile = reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(tile) + Engine::VALUES_OFFSET);
         if constexpr (FULL) {
-            // Consecutive lanes' groups are IPT items apart: rotated loads keep them off one bank group.
-            load_group_rotated(keys + i0, k, group_rotation<GI * KB / 16 < 1 ? 1 : GI * KB / 16, IPT * KB>(lane_id()));
-            if constexpr (HAS_VALUES)
-                load_group_rotated(reinterpret_cast<const V*>(vtile) + i0, v,
-                                   group_rotation<GI * VB_ / 16 < 1 ? 1 : GI * VB_ / 16, IPT * VB_>(lane_id()));
+            const K* keys = reinterpret_cast<const K*>(tile);
+#pragma unroll 1
+            for (int g = 0; g < IPT / GI; ++g) {
+                const int i0 = first + g * GI;
+                K k[GI];
+                VS v[GI];
+                // Consecutive lanes' groups are IPT items apart: rotated loads keep them off one bank group.
+                load_group_rotated(keys + i0, k, group_rotation<(GI * KB >= 16 ? GI * KB / 16 : 1), IPT * KB>(lane_id()));
+                if constexpr (HAS_VALUES)
+                    load_group_rotated(reinterpret_cast<const V*>(vtile) + i0, v,
+                                       group_rotation<(GI * VB_ >= 16 ? GI * VB_ / 16 : 1), IPT * VB_>(lane_id()));
+#pragma unroll
+                for (int e = 0; e < GI; ++e) f(i0 + e, k[e], v[e]);
+            }
         } else {
             const K* kin = static_cast<const K*>(p.keys) + start;
-#pragma unroll
-            for (int e = 0; e < GI; ++e) k[e] = Engine::partial_item(tile, kin, i0 + e, valid, K(0));
-            if constexpr (HAS_VALUES) {
-                const V* vin = static_cast<const V*>(p.values) + start;
-#pragma unroll
-                for (int e = 0; e < GI; ++e) v[e] = Engine::partial_item(vtile, vin, i0 + e, valid, from_bits<V>(0));
+            const int last = min(first + IPT, valid);
+#pragma unroll 1
+            for (int i = first; i < last; ++i) {
+                VS v{};
+                if constexpr (HAS_VALUES)
+                    v = Engine::partial_item(vtile, static_cast<const V*>(p.values) + start, i, valid, from_bits<V>(0));
+                f(i, Engine::partial_item(tile, kin, i, valid, K(0)), v);
             }
         }
     }
@@ -195,42 +206,48 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     static __device__ __forceinline__ A lane_pair(const Params& p, const uint4* tile, uint64_t start, int valid) {
         A acc = Op::template identity<A>();
         K prev = key_before<FULL>(p, tile, start, valid);
-        const int first = (int)threadIdx.x * IPT;
-#pragma unroll 1
-        for (int g = 0; g < IPT / GI; ++g) {
-            K k[GI];
-            VS v[GI];
-            group<FULL>(p, tile, start, valid, g, k, v);
-#pragma unroll
-            for (int e = 0; e < GI; ++e) {
-                const int i = first + g * GI + e;
-                if (FULL || i < valid) {
-                    const uint64_t at = start + (uint64_t)i;
-                    const bool head = at == 0 || differ<FLOAT>(prev, k[e], p);
-                    if constexpr (VALUED) {
-                        const AV x = Acc<V>::load(v[e]);
-                        acc.value = head ? x : Op_::apply(acc.value, x);
-                    } else {
-                        if (head) acc.value = at;
-                    }
-                    acc.count += head;
-                    prev = k[e];
-                }
+        for_each_item<FULL>(p, tile, start, valid, [&](int i, K k, VS v) {
+            const uint64_t at = start + (uint64_t)i;
+            const bool head = at == 0 || differ<FLOAT>(prev, k, p);
+            if constexpr (VALUED) {
+                const AV x = Acc<V>::load(v);
+                acc.value = head ? x : Op_::apply(acc.value, x);
+            } else {
+                if (head) acc.value = at;
             }
-        }
+            acc.count += head;
+            prev = k;
+        });
         return acc;
     }
 
+    // The four (full or partial tile) × (integer or float keys) variants of a pass; 1-byte keys are never
+    // floats.
+    template <template <bool, bool> class Pass, class... Args>
+    static __device__ __forceinline__ auto dispatch(const Params& p, int valid, Args&&... args) {
+        const bool floats = KB > 1 && p.key_abs_mask != 0;
+        if (valid == TILE_ITEMS) {
+            if (floats) return Pass<true, KB != 1>::run(p, valid, args...);
+            return Pass<true, false>::run(p, valid, args...);
+        }
+        if (floats) return Pass<false, KB != 1>::run(p, valid, args...);
+        return Pass<false, false>::run(p, valid, args...);
+    }
+    template <bool FULL, bool FLOAT> struct ReducePass {
+        static __device__ __forceinline__ A run(const Params& p, int valid, const uint4* tile, uint64_t start) {
+            return lane_pair<FULL, FLOAT>(p, tile, start, valid);
+        }
+    };
+    template <bool FULL, bool FLOAT> struct WritePass {
+        static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, const uint4* tile,
+                                                   uint64_t start, A carry) {
+            write_runs<FULL, FLOAT>(p, slot, tile, start, valid, carry);
+        }
+    };
+
     static __device__ __forceinline__ A reduce_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
                                                     int valid) {
-        A mine;
-        if (valid == TILE_ITEMS) {
-            mine = p.key_abs_mask ? lane_pair<true, true>(p, tile, start, valid)
-                                  : lane_pair<true, false>(p, tile, start, valid);
-        } else {
-            mine = p.key_abs_mask ? lane_pair<false, true>(p, tile, start, valid)
-                                  : lane_pair<false, false>(p, tile, start, valid);
-        }
+        const A mine = dispatch<ReducePass>(p, valid, tile, start);
         // The lanes before this one, in lane order (the operator does not commute).
         const A inclusive = warp_inclusive_scan<Op>(mine);
         A exclusive = shfl_up(inclusive, 1);
@@ -263,50 +280,33 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         AV run = before.value;         // the current run's reduction so far, or its head's position
         const bool unique = !VALUED && p.mode == RUNS_UNIQUE;
         K prev = key_before<FULL>(p, tile, start, valid);
-        const int first = (int)threadIdx.x * IPT;
-#pragma unroll 1
-        for (int g = 0; g < IPT / GI; ++g) {
-            K k[GI];
-            VS v[GI];
-            group<FULL>(p, tile, start, valid, g, k, v);
-#pragma unroll
-            for (int e = 0; e < GI; ++e) {
-                const int i = first + g * GI + e;
-                if (FULL || i < valid) {
-                    const uint64_t at = start + (uint64_t)i;
-                    const bool head = at == 0 || differ<FLOAT>(prev, k[e], p);
-                    if (head) {
-                        if (at > 0) close_run(p, runs - 1, run, at);
-                        static_cast<K*>(p.out_keys)[runs] = k[e];
-                        if constexpr (!VALUED && HAS_VALUES) {
-                            if (unique) static_cast<V*>(p.out_values)[runs] = v[e];
-                        }
-                        ++runs;
-                    }
-                    if constexpr (VALUED) {
-                        const AV x = Acc<V>::load(v[e]);
-                        run = head ? x : Op_::apply(run, x);
-                    } else {
-                        if (head) run = at;
-                    }
-                    if (at == p.n - 1) close_run(p, runs - 1, run, p.n);
-                    prev = k[e];
+        for_each_item<FULL>(p, tile, start, valid, [&](int i, K k, VS v) {
+            const uint64_t at = start + (uint64_t)i;
+            const bool head = at == 0 || differ<FLOAT>(prev, k, p);
+            if (head) {
+                if (at > 0) close_run(p, runs - 1, run, at);
+                static_cast<K*>(p.out_keys)[runs] = k;
+                if constexpr (!VALUED && HAS_VALUES) {
+                    if (unique) static_cast<V*>(p.out_values)[runs] = v;
                 }
+                ++runs;
             }
-        }
+            if constexpr (VALUED) {
+                const AV x = Acc<V>::load(v);
+                run = head ? x : Op_::apply(run, x);
+            } else {
+                if (head) run = at;
+            }
+            if (at == p.n - 1) close_run(p, runs - 1, run, p.n);
+            prev = k;
+        });
     }
 
     static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
                                                      int valid, A carry) {
         static_assert(Engine::TILE_ITEMS == TILE_ITEMS && Engine::COMPUTE_THREADS == THREADS,
                       "the Work's tile is the engine's");
-        if (valid == TILE_ITEMS) {
-            if (p.key_abs_mask) write_runs<true, true>(p, slot, tile, start, valid, carry);
-            else write_runs<true, false>(p, slot, tile, start, valid, carry);
-        } else {
-            if (p.key_abs_mask) write_runs<false, true>(p, slot, tile, start, valid, carry);
-            else write_runs<false, false>(p, slot, tile, start, valid, carry);
-        }
+        dispatch<WritePass>(p, valid, slot, tile, start, carry);
     }
 };
 

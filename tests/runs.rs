@@ -380,8 +380,8 @@ fn one_shot_forms_match_the_into_forms() {
 }
 
 /// A few sizes and shapes of two type pairs on both engines: small enough for compute-sanitizer's
-/// racecheck (the persistent sizes are partial tiles with bulk-copy tails, and 7 tiles of i32/i32 so that
-/// the block that takes them goes round its 6-slot ring).
+/// racecheck. The persistent sizes are partial tiles with bulk-copy tails, a few tiles, and once (as in
+/// tests/scan.rs) 900 tiles of i32/i32, more than 132 SMs × 6 slots, so that blocks go round their rings.
 #[test]
 fn sanitizer_cases() {
     let Some(stream) = gpu() else { return };
@@ -399,6 +399,27 @@ fn sanitizer_cases() {
         let t = lookback::__private::pipe_runs_tile_items(8, 2);
         check_all::<f64, f16>(&stream, &mut ws, 2 * t + 7, shape, i as u64 + 7, Engine::Persistent);
     }
+    // Rings: reduce_by_key and run-length encoding only (two launches keep racecheck short).
+    ws.set_engine(Engine::Persistent);
+    let n = 900 * lookback::__private::pipe_runs_tile_items(4, 4) + 1;
+    let keys: Vec<i32> = keys(n, Shape::Geometric(4.0), 4096, 99);
+    let values: Vec<i32> = common::random_vec(n, 100, 0.0);
+    let (dk, dv) = (stream.clone_htod(&keys).unwrap(), stream.clone_htod(&values).unwrap());
+    let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+    let (mut ko, mut vo) = (upload_poisoned::<i32>(&stream, n), upload_poisoned::<i32>(&stream, n));
+    ws.reduce_by_key_into(&dk, &dv, &mut ko, &mut vo, &mut count, ScanOp::Sum).unwrap();
+    let (want_k, want_v) = host::reduce_by_key(&keys, &values, ScanOp::Sum).unwrap();
+    let k = stream.clone_dtoh(&count).unwrap()[0] as usize;
+    assert_eq!(k, want_k.len(), "reduce_by_key, 900 tiles: runs");
+    same(&front(&stream, &ko, k, n, "900 tiles keys"), &want_k, "900 tiles keys");
+    same(&front(&stream, &vo, k, n, "900 tiles sums"), &want_v, "900 tiles sums");
+    let mut lengths = upload_poisoned::<u64>(&stream, n);
+    ws.run_length_encode_into(&dk, &mut ko, &mut lengths, &mut count).unwrap();
+    let (want_values, want_lengths) = host::run_length_encode(&keys);
+    assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, want_values.len(), "rle, 900 tiles: runs");
+    same(&front(&stream, &ko, want_values.len(), n, "900 tiles values"), &want_values, "900 tiles values");
+    let got_lengths = front(&stream, &lengths, want_lengths.len(), n, "900 tiles lengths");
+    assert_eq!(got_lengths, want_lengths, "900 tiles lengths");
 }
 
 /// The persistent engine over more tiles than all 132 SMs' rings of 6 slots hold, twice: every block goes
