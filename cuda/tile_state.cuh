@@ -62,8 +62,13 @@ template <class A> struct TwoWordState {
         st_relaxed(values + 2 * tile + (state == STATUS_P), to_bits(value));
         st_release(words + tile, (uint64_t)make_tag(epoch, state));
     }
+    // A word is a tag alone (high half zero); a word an earlier launch of a packed format left (value bits
+    // in the low half) reads as X whatever its low half spells. The same for peek.
+    static __device__ __forceinline__ unsigned state_of(uint64_t w, unsigned epoch) {
+        return (w >> 32) ? STATUS_X : tag_state((unsigned)w, epoch);
+    }
     __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
-        unsigned state = tag_state((unsigned)ld_acquire(words + tile), epoch);
+        unsigned state = state_of(ld_acquire(words + tile), epoch);
         if (state != STATUS_X) value = from_bits<A>(ld_relaxed(values + 2 * tile + (state == STATUS_P)));
         return state;
     }
@@ -72,7 +77,7 @@ template <class A> struct TwoWordState {
     // fence orders the value loads after the flag loads that saw the flags, as the acquire load of
     // `read` does, at one fence per batch instead of one acquire per poll.
     __device__ __forceinline__ unsigned peek(uint64_t tile) const {
-        return tag_state((unsigned)ld_relaxed(words + tile), epoch);
+        return state_of(ld_relaxed(words + tile), epoch);
     }
     __device__ __forceinline__ A value(uint64_t tile, unsigned state) const {
         return from_bits<A>(ld_relaxed(values + 2 * tile + (state == STATUS_P)));
