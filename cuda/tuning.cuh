@@ -58,11 +58,14 @@
 // The run-based primitives (agent_pipe_runs.cuh) start from the scan's 8 warps of 8 chunks per lane (a
 // 32 KB slot holding keys and values: i32 + i32 is 4096 items) but keep each compute thread's exclusive
 // pair in static shared memory per slot (16 bytes × 256 threads = 4 KB), which leaves room for 6 stages,
-// reduced 3 ahead like selection. Not measured yet (benches/NOTES.md).
+// reduced 3 ahead like selection. Measured slower than the classic agent (i32, runs of 4, 2^28:
+// reduce_by_key 1540 against 1258 us, run_length_encode 1745 against 928, unique_by_key 1749 against
+// 1219; benches/NOTES.md), so its min_tiles is the largest u32: Engine::Auto never takes it, and only
+// Engine::Persistent (tests, benches) runs it.
 #define LOOKBACK_PIPE_TUNING(X)  \
     X(scan, 8, 8, 7, 4, 1024)    \
     X(select, 16, 4, 6, 3, 1024) \
-    X(runs, 8, 8, 6, 3, 1024)
+    X(runs, 8, 8, 6, 3, 4294967295)
 
 namespace lookback {
 

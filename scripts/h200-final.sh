@@ -1,31 +1,42 @@
 #!/usr/bin/env bash
-# The whole device check in one call, from a compressed bundle (the binaries share their embedded
-# fatbins, so xz packs 85 MB into ~7 MB, under the 64 MiB carry limit):
-#   here:    ../shared/tools/gpu-bundle --cub && tar cf - -C target gpu-bundle | xz -9 -T2 > target/bundle.tar.xz
-#   device:  scripts/h200-final.sh    (carry ["target/bundle.tar.xz", "scripts"])
-# Sanitizer on the runs and three-way partition kernels, every test binary, the runs benchmark, the CUB
-# baseline and the clean_sensors example on 50 M rows.
+# The whole device check of a session, one call (carry target/bundle.tar.xz, scripts; ~9 minutes):
+#   here:    ../shared/tools/gpu-bundle --cub && tar cf - -C target gpu-bundle | xz -9 -T8 > target/bundle.tar.xz
+#   device:  scripts/h200-final.sh
+# Every test binary (LOOKBACK_REQUIRE_GPU=1), the scan / select / runs benches (Auto engine; runs also
+# classic) and CUB on the same GPU in the same call, then compute-sanitizer on the scan, select and runs
+# sanitizer cases. Prints a summary (also $OUT/summary-final.txt); full logs and CSVs, packed after each
+# step so that a call cut short keeps what ran, in $OUT/logs-final.tgz (8 files at most come back).
 set -u
 cd "$(dirname "$0")/.."
-R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; rm -rf $OUT; mkdir -p $OUT $R
+R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
+exec > >(tee -a $R/summary-final.txt) 2>&1
 tar xJf target/bundle.tar.xz -C target
 b=target/gpu-bundle/bin
-r=$(basename $b/test-runs-*); p3=$(basename $b/test-partition3-*)
-for t in "$r sanitizer_cases" "$p3 edge_i32" "$p3 edge_u8"; do
-  echo "== sanitize $t"
-  timeout 120 target/gpu-bundle/run.sh sanitize $t >$OUT/san.txt 2>&1
-  grep -E "SUMMARY|FAILED" $OUT/san.txt | head -6
-done
-echo "== tests"
+pack() { tar czf $R/logs-final.tgz -C /tmp logs; }
+rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | cut -c1-96; }
+echo "== all tests"
 timeout 300 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
 grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
-grep -h -A3 "panicked" $OUT/*.log 2>/dev/null | head -30
-echo "== bench runs"
-timeout 120 $b/bench-runs --sizes 16,20,24,28 --reps 20 >$OUT/runs.txt 2>&1
-grep -E "vs_memcpy|CHECK|rror" $OUT/runs.txt | grep -v "^memcpy" | awk '{print $1,$3,$5,$10}'
-timeout 90 $b/cub_baseline --sizes 16,20,24,28 --reps 20 >$OUT/cub.txt 2>&1
-grep -E "rle|reduce_by_key|memcpy" $OUT/cub.txt | awk '{print $1,$2,$3,$4,$NF}'
-echo "== clean_sensors 50M"
-timeout 120 target/gpu-bundle/run.sh example clean_sensors --generate 50000000 >$OUT/gen.txt 2>&1; head -16 $OUT/gen.txt | tail -12
-cp $OUT/runs.txt $OUT/cub.txt $OUT/gen.txt $R/ 2>/dev/null
-tar czf $R/logs.tgz -C /tmp logs
+pack
+echo "== benches"
+timeout 60 $b/bench-scan --sizes 16,20,24,28,30 --reps 20 --types i32 --algos inclusive_sum,exclusive_sum,inclusive_sum_in_place >$OUT/bench-scan.txt 2>&1
+rows $OUT/bench-scan.txt | grep -E "2\^(16|28|30)"
+timeout 40 $b/bench-scan --sizes 28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum >$OUT/bench-scan-types.txt 2>&1
+rows $OUT/bench-scan-types.txt
+timeout 100 $b/bench-select --sizes 16,20,24,28 --reps 20 >$OUT/bench-select.txt 2>&1
+rows $OUT/bench-select.txt | grep -E "2\^(16|28)"
+pack
+timeout 100 $b/bench-runs --sizes 16,20,24,28 --reps 20 >$OUT/bench-runs.txt 2>&1
+rows $OUT/bench-runs.txt | grep -E "2\^(16|28)"
+timeout 60 $b/bench-runs --sizes 28 --reps 20 --engine classic --algos reduce_by_key_sum_run4,unique_by_key_run4,rle_run4 >$OUT/bench-runs-classic.txt 2>&1
+rows $OUT/bench-runs-classic.txt
+timeout 90 $b/cub_baseline --sizes 16,20,24,28,30 --reps 20 >$OUT/cub.txt 2>&1
+grep -E "n=2\^(16|28) " $OUT/cub.txt | awk '{print $1,$2,$3,$4,$NF}'
+pack
+for t in scan select runs; do
+  s=$(basename $b/test-$t-*)
+  echo "== sanitize $t"
+  timeout 130 target/gpu-bundle/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
+  pack
+done

@@ -11,8 +11,10 @@
 //! have read their inputs.
 //!
 //! Engines: run-length and run-end encoding, `unique_by_key` and `reduce_by_key` also run on the
-//! persistent engine (`cuda/agent_pipe_runs.cuh`, sm_90+) when [`Engine`](crate::Engine) allows it and the
-//! keys (and values) are 16-byte aligned; non-trivial runs and the scans by key are always classic.
+//! persistent engine (`cuda/agent_pipe_runs.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when
+//! the keys (and values) are 16-byte aligned. [`Engine::Auto`](crate::Engine) keeps them classic: the
+//! persistent kernels measured slower (its `min_tiles` in `cuda/tuning.cuh` says why). Non-trivial runs and
+//! the scans by key are always classic.
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
