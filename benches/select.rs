@@ -27,9 +27,9 @@ usage: cargo bench --bench select -- [OPTIONS]
   --reps N          timed runs per row, median reported (default 30, at least 20)
   --sizes A,B,...   log2 of the item count (default 16,18,20,22,24,26,28,30)
   --types T,...     element types among i32,u8,i64,f32,f16 (default i32)
-  --algos A,...     among select_if_50,select_if_in_place_50,compound_50,count_if_50,
+  --algos A,...     among select_if_50,select_if_in_place_50,compound_50,compound_or_50,count_if_50,
                     select_if_1,select_flagged_50,partition_reversed_50,partition_stable_50,
-                    partition_split_50,unique_run4 (default: all ten)
+                    partition_split_50,unique_run4 (default: all eleven)
   --csv PATH        CSV output (default bench-select.csv; also $OUT/bench-select.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
   --engine E        auto (default), classic or persistent (sm_90+; compaction and counting only):
@@ -45,6 +45,7 @@ enum Algo {
     SelectIf50,
     SelectIfInPlace50,
     Compound50,
+    CompoundOr50,
     CountIf50,
     SelectIf1,
     SelectFlagged50,
@@ -56,10 +57,11 @@ enum Algo {
 
 impl Algo {
     /// The default rows, in an order where rows checked against the same host result are adjacent.
-    const ALL: [Algo; 10] = [
+    const ALL: [Algo; 11] = [
         Algo::SelectIf50,
         Algo::SelectIfInPlace50,
         Algo::Compound50,
+        Algo::CompoundOr50,
         Algo::CountIf50,
         Algo::SelectIf1,
         Algo::SelectFlagged50,
@@ -74,6 +76,7 @@ impl Algo {
             Algo::SelectIf50 => "select_if_50",
             Algo::SelectIfInPlace50 => "select_if_in_place_50",
             Algo::Compound50 => "compound_50",
+            Algo::CompoundOr50 => "compound_or_50",
             Algo::CountIf50 => "count_if_50",
             Algo::SelectIf1 => "select_if_1",
             Algo::SelectFlagged50 => "select_flagged_50",
@@ -105,7 +108,7 @@ impl Algo {
         match self {
             // The compound predicate selects exactly the items `lt(half)` does: checking it
             // against that result also shows it.
-            Algo::SelectIf50 | Algo::SelectIfInPlace50 | Algo::Compound50 => Some(Reference::Lt50),
+            Algo::SelectIf50 | Algo::SelectIfInPlace50 | Algo::Compound50 | Algo::CompoundOr50 => Some(Reference::Lt50),
             Algo::CountIf50 => None,
             Algo::SelectIf1 => Some(Reference::Lt1),
             Algo::SelectFlagged50 => Some(Reference::Flagged),
@@ -118,9 +121,12 @@ impl Algo {
     /// The least traffic the call needs, in bytes, for `n` items of `size` bytes, `k` selected.
     fn bytes(self, n: usize, size: usize, k: usize) -> usize {
         match self {
-            Algo::SelectIf50 | Algo::SelectIfInPlace50 | Algo::Compound50 | Algo::SelectIf1 | Algo::UniqueRun4 => {
-                n * size + k * size
-            }
+            Algo::SelectIf50
+            | Algo::SelectIfInPlace50
+            | Algo::Compound50
+            | Algo::CompoundOr50
+            | Algo::SelectIf1
+            | Algo::UniqueRun4 => n * size + k * size,
             Algo::SelectFlagged50 => n * size + n + k * size,
             Algo::PartitionReversed50 | Algo::PartitionStable50 | Algo::PartitionSplit50 => 2 * n * size,
             Algo::CountIf50 => n * size,
@@ -215,8 +221,10 @@ struct Preds<T> {
     half: Pred<T>,
     /// `x < RANGE / 100`: 1 %.
     one: Pred<T>,
-    /// `x >= 0 && x < RANGE / 2 && x != never`: the same 50 % in five instructions.
+    /// `x >= 0 && x < RANGE / 2 && x != never`: the same 50 %, one interval (compiles to one leaf).
     compound: Pred<T>,
+    /// `x < RANGE / 2 && (x != never || x == 0)`: the same 50 % in five instructions (no folding).
+    compound_or: Pred<T>,
 }
 
 impl<T: Value> Preds<T> {
@@ -226,6 +234,7 @@ impl<T: Value> Preds<T> {
             half: Pred::lt(half),
             one: Pred::lt(T::from_u32(T::RANGE / 100)),
             compound: Pred::ge(T::from_u32(0)) & Pred::lt(half) & Pred::ne(T::never()),
+            compound_or: Pred::lt(half) & (Pred::ne(T::never()) | Pred::eq(T::from_u32(0))),
         }
     }
 }
@@ -352,6 +361,7 @@ fn call<T: Value>(ws: &mut Workspace, algo: Algo, preds: &Preds<T>, s: Slot<'_, 
         Algo::SelectIf50 => ws.select_if_into(input, &preds.half, output, count)?,
         Algo::SelectIf1 => ws.select_if_into(input, &preds.one, output, count)?,
         Algo::Compound50 => ws.select_if_into(input, &preds.compound, output, count)?,
+        Algo::CompoundOr50 => ws.select_if_into(input, &preds.compound_or, output, count)?,
         Algo::SelectFlagged50 => {
             let flags = s.flags.expect("flags are made for select_flagged rows");
             ws.select_flagged_into(input, flags, output, count)?

@@ -62,6 +62,9 @@ pub trait Element:
     /// The bits of the value, zero-extended (how a value travels in kernel parameters).
     #[doc(hidden)]
     fn to_bits(self) -> u64;
+    /// The value of a bit pattern made by `to_bits`.
+    #[doc(hidden)]
+    fn from_bits(bits: u64) -> Self;
     /// The all-zero value.
     #[doc(hidden)]
     fn zeroed() -> Self;
@@ -88,6 +91,7 @@ macro_rules! int_element {
                     ScanOp::BitXor => a ^ b,
                 })
             }
+            fn from_bits(bits: u64) -> $t { bits as $u as $t }
             fn zeroed() -> $t { 0 }
             fn is_finite_acc(_: $t) -> bool { true }
             fn to_bits(self) -> u64 {
@@ -113,7 +117,7 @@ fn float_apply<F: num_traits::Float>(op: ScanOp, a: F, b: F) -> Option<F> {
 }
 
 macro_rules! float_element {
-    ($($t:ty => $d:ident, $acc:ty, $to:expr, $from:expr, $bits:expr);* $(;)?) => {$(
+    ($($t:ty => $d:ident, $acc:ty, $to:expr, $from:expr, $bits:expr, $ubits:ty);* $(;)?) => {$(
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DType = DType::$d;
@@ -122,16 +126,17 @@ macro_rules! float_element {
             fn from_acc(a: $acc) -> $t { $from(a) }
             fn apply(op: ScanOp, a: $acc, b: $acc) -> Option<$acc> { float_apply(op, a, b) }
             fn to_bits(self) -> u64 { $bits(self) as u64 }
+            fn from_bits(bits: u64) -> $t { <$t>::from_bits(bits as $ubits) }
             fn zeroed() -> $t { $from(0.0) }
             fn is_finite_acc(a: $acc) -> bool { a.is_finite() }
         }
     )*};
 }
 float_element! {
-    f32 => F32, f32, |x| x, |a| a, f32::to_bits;
-    f64 => F64, f64, |x| x, |a| a, f64::to_bits;
-    f16 => F16, f32, f16::to_f32, f16::from_f32, f16::to_bits;
-    bf16 => Bf16, f32, bf16::to_f32, bf16::from_f32, bf16::to_bits;
+    f32 => F32, f32, |x| x, |a| a, f32::to_bits, u32;
+    f64 => F64, f64, |x| x, |a| a, f64::to_bits, u64;
+    f16 => F16, f32, f16::to_f32, f16::from_f32, f16::to_bits, u16;
+    bf16 => Bf16, f32, bf16::to_f32, bf16::from_f32, bf16::to_bits, u16;
 }
 
 /// The integer element types (bit tests in predicates, bitwise scans).

@@ -2,6 +2,8 @@
 use crate::element::{Element, FloatElement, IntElement};
 use crate::error::{Error, Result};
 
+mod fold;
+
 /// Instructions a predicate may compile to (`PRED_MAX_INSTRUCTIONS` in `cuda/predicate.cuh`).
 ///
 /// # Example
@@ -284,7 +286,10 @@ impl<T: Element> Pred<T> {
     /// [`Error::PredicateTooComplex`] past [`MAX_INSTRUCTIONS`] or [`MAX_DEPTH`].
     pub(crate) fn program(&self) -> Result<PredProgram> {
         let mut p = PredProgram::default();
-        let depth = emit(&self.node, &mut p, 0);
+        // A conjunction of range tests that is one interval compiles to one leaf (fold.rs); the host's
+        // `eval` keeps the tree as written.
+        let folded = fold::fold(&self.node);
+        let depth = emit(folded.as_ref().unwrap_or(&self.node), &mut p, 0);
         let len = p.len as usize;
         if len > MAX_INSTRUCTIONS || depth > MAX_DEPTH {
             return Err(Error::PredicateTooComplex { instructions: len, depth });
