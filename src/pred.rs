@@ -101,7 +101,9 @@ enum Node<T> {
 /// Comparisons follow IEEE rules for floats: every comparison with NaN is false except `ne`, and
 /// `-0.0 == 0.0`. `f16`/`bf16` compare exactly (as their `f32` widening). A predicate compiles to at most
 /// [`MAX_INSTRUCTIONS`] instructions (one per leaf and per `and`/`or`/`not`) with an operand stack of at
-/// most [`MAX_DEPTH`]; a larger one is rejected with [`Error::PredicateTooComplex`] when used.
+/// most [`MAX_DEPTH`]; a larger one is rejected with [`Error::PredicateTooComplex`] when used. A
+/// conjunction of range tests that selects one interval (`between(a, b) & ne(c) & !is_nan()` with `c`
+/// outside it, `ge(a) & lt(b)`, …) compiles to a single comparison pair, as fast as one comparison.
 ///
 /// # Example
 /// ```
