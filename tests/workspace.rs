@@ -3,7 +3,7 @@
 mod common;
 
 use common::{check_scan, gpu, random_vec};
-use lookback::{Backoff, ScanOp, Workspace, host};
+use lookback::{Backoff, Engine, ScanOp, Workspace, host};
 
 /// 600 calls through one workspace cross the 255-epoch wrap twice. Sizes alternate between many and few
 /// tiles, so most status words a small call could read were left by earlier, larger calls: a stale word
@@ -31,6 +31,43 @@ fn reused_workspace_survives_epoch_wrap_and_stale_words() {
             );
         }
     }
+}
+
+/// One workspace serving two status formats: a 4-byte scan leaves words `tag << 32 | value`, an 8-byte scan
+/// reads tag-only words (flag word + value slots). Tile k's inclusive prefix in the 4-byte scan is k, so the
+/// stale low halves spell every tag `4·epoch + 1` (A) and `4·epoch + 2` (P) the 8-byte launches use across
+/// the epoch cycle; a reader that took the low half alone would see a published status with a stale value
+/// (from the previous 8-byte launch, on the other input) whenever it looked back at such a tile before the
+/// tile published. Words with a non-zero high half must read as "not ready" (tile_state.cuh).
+#[test]
+fn stale_words_of_another_status_format_read_as_not_ready() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Classic); // one status word per tile, each tile's prefix published as P
+    let tiles = 1100;
+    let tile4 = lookback::__private::scan_tile_items(4);
+    let ones: Vec<u32> = (0..tiles * tile4).map(|i| u32::from(i % tile4 == 0 && i > 0)).collect();
+    let d_ones = stream.clone_htod(&ones).unwrap();
+    let mut out4 = stream.alloc_zeros::<u32>(ones.len()).unwrap();
+    let tile8 = lookback::__private::scan_tile_items(8);
+    let inputs: Vec<Vec<u64>> = (0..2).map(|k| random_vec(tiles * tile8, 70 + k, 0.0)).collect();
+    let wants: Vec<Vec<u64>> = inputs.iter().map(|v| host::inclusive_scan(v, ScanOp::Sum).unwrap()).collect();
+    let d_inputs: Vec<_> = inputs.iter().map(|v| stream.clone_htod(v).unwrap()).collect();
+    let mut out8 = stream.alloc_zeros::<u64>(tiles * tile8).unwrap();
+    // 600 launches: the 8-byte scans meet every epoch (255 is odd, so their parity alternates per cycle).
+    for round in 0..300 {
+        ws.inclusive_scan_into(&d_ones, &mut out4, ScanOp::Sum).unwrap();
+        ws.inclusive_scan_into(&d_inputs[round % 2], &mut out8, ScanOp::Sum).unwrap();
+        let got = stream.clone_dtoh(&out8).unwrap();
+        let want = &wants[round % 2];
+        assert!(
+            got == *want,
+            "round {round}: 8-byte scan after a 4-byte one differs first at {:?}",
+            got.iter().zip(want).position(|(a, b)| a != b)
+        );
+    }
+    let last = stream.clone_dtoh(&out4).unwrap();
+    assert_eq!(last[ones.len() - 1], tiles as u32 - 1, "the 4-byte scan itself");
 }
 
 /// Views at odd offsets cannot use 16-byte vector accesses; the kernels fall back to item-wide ones.
