@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hardware-counter profile of one persistent kernel (device side; run after scripts/h200-pipe.sh has
+# Hardware-counter profile of one persistent kernel (device side; run after scripts/h200-final.sh has
 # unpacked the bundle, or carry target/bundle.tar.xz):
 #   scripts/h200-ncu.sh NAME BENCH KERNEL_REGEX BENCH_ARGS...
 # e.g. scripts/h200-ncu.sh count_if bench-select pipe_select --sizes 26 --algos count_if_50 --engine persistent
