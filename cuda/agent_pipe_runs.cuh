@@ -9,7 +9,8 @@
 // index of the latest head (the encodings; a max). The pair operator is associative but does not
 // commute, so the Work says COMMUTATIVE = false and the engine folds other tiles' aggregates in tile order
 // (lane-contiguous reads, then a lane-ordered warp reduction); inside a tile everything is in item order:
-// a thread's items, then lanes (warp_inclusive_scan), then warps (the engine's warp totals).
+// a lane's items, then the lanes of a round (warp scans), then rounds, then warps (the engine's warp
+// totals).
 //
 // Packed aggregates. The engine publishes tile *aggregates* only, whose counts are tile-local (at most
 // TILE_ITEMS <= 2^15), so (tag, count, payload) fits one 64-bit word when the payload has at most 4
@@ -18,22 +19,28 @@
 // words (value, then the word with release).
 //
 // Heads and tails across tiles. Item i starts a run when key i differs from key i-1 (IEEE == for float
-// keys: each NaN its own run), so a thread needs the key before its first item: its left neighbour's
-// last key from the ring, or for the tile's first thread key start-1 from global memory (issued first,
-// off the critical path). Instead of comparing with key i+1, a run is closed by the item that starts the
-// next one (it knows the run's index, count - 1, and its reduction or start so far) or by item n-1: so a
-// run that ends at a tile's last item is closed by the next tile's first item, with the prefix that the
-// look-ahead folded in, and a run spanning many tiles is carried through their aggregates (count 0:
-// the payload just accumulates, or keeps the earlier head's position).
+// keys: each NaN its own run), so a lane needs the key before its first item: its left neighbour's last
+// key (a shuffle), the previous round's last key, or for the tile's first item key start-1, which the
+// load lane bulk-copies with the tile (`on_load`: a compute warp that read it from global memory would
+// stall every warp of the block for an HBM round trip on every tile). Instead of
+// comparing with key i+1, a run is closed by the item that starts the next one (it knows the run's
+// index, count - 1, and its reduction or start so far) or by item n-1: so a run that ends at a tile's
+// last item is closed by the next tile's first item, with the prefix that the look-ahead folded in, and
+// a run spanning many tiles is carried through their aggregates (count 0: the payload just accumulates,
+// or keeps the earlier head's position).
 //
-// Layout: compute thread t owns items [t·IPT, (t+1)·IPT) of its tile (IPT = TILE_ITEMS / compute threads,
-// 8 to 128), read in groups of 64 bytes of keys (and the same items' values) with 16-byte loads.
-// Consecutive threads' groups are IPT·bytes apart, which would put a quarter warp's loads into one or two
-// of the eight 16-byte bank groups; each lane starts its group's loads at a lane-dependent chunk and
-// rotates them back in registers (load_group_rotated), so i32 + i32 reads are conflict-free and
-// key-only reads at most 2-way. Outputs are stored straight from registers where the
-// runs start and end: a warp's runs are contiguous, so the stores fall into few sectors when runs are
-// short and are few when runs are long.
+// Layout: compute warp w owns WARP_ITEMS consecutive items of its tile and takes them in rounds of
+// 32 · GI consecutive items, lane l owning GI consecutive items of a round (GI: 16, or fewer so that a
+// round holds at most 64 bytes of keys per lane and fits the warp's items). A lane reads its items with
+// 16-byte loads, starting at a lane-dependent chunk and rotating them back in registers
+// (load_group_rotated), so a quarter warp's loads spread over the bank groups. A round's results are
+// contiguous in every output (its runs are), so the warp stages them in shared memory and stores them
+// coalesced: run keys (and unique's values, reduce_by_key's results) over the round's own part of the
+// ring slot, which every lane has read into registers by then (a round has at most as many runs as
+// items); for the encodings, the round-local index of each run's head in a per-warp buffer of static
+// shared memory, from which the copy-out computes the lengths or ends. Storing straight from registers
+// (the first version) put one warp store into up to 32 sectors and saturated L2 at a fifth of HBM's
+// write bandwidth (benches/NOTES.md).
 //
 // Not in place (the Rust layer rejects overlapping buffers): a tile reads key start-1 from global memory,
 // which is another tile's input.
@@ -112,31 +119,48 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     using Params = RunsParams;
     using K = typename Bits<KB>::type;
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
+    static constexpr bool UNIQUE = HAS_VALUES && !VALUED;  // unique_by_key: values carried, not reduced
     static constexpr int ITEM_BYTES = KB;
     static constexpr int VALUE_BYTES = HAS_VALUES ? (int)sizeof(V) : 0;
     static constexpr bool COMMUTATIVE = false;
-    static constexpr bool WRITES_RING = false;
+    static constexpr bool WRITES_RING = true;  // run keys and values are staged over the slot
     // The engine's tile, computed here too (the engine cannot be asked while this class is incomplete;
     // scan_tile asserts that both agree).
     using Shape = PipeTuning<Algo::runs>;
-    static constexpr int THREADS = Shape::COMPUTE_WARPS * 32;
+    static constexpr int WARPS = Shape::COMPUTE_WARPS;
     static constexpr int TILE_ITEMS =
-        Shape::COMPUTE_WARPS * 32 * Shape::CHUNKS_PER_LANE * 16 / pow2_at_least(KB + VALUE_BYTES);
-    static constexpr int IPT = TILE_ITEMS / THREADS;  // items per compute thread
-    // Items per group: 64 bytes of keys (four 16-byte loads to rotate), or all of the thread's items.
-    static constexpr int GI = IPT < 64 / KB ? IPT : 64 / KB;
-    static_assert(TILE_ITEMS % THREADS == 0 && IPT % GI == 0, "threads own whole groups of items");
+        WARPS * 32 * Shape::CHUNKS_PER_LANE * 16 / pow2_at_least(KB + VALUE_BYTES);
+    static constexpr int WARP_ITEMS = TILE_ITEMS / WARPS;
+    // Items per lane per round: 16, at most 64 bytes of keys, at most the warp's items over 32 lanes.
+    static constexpr int GI = (64 / KB < 16 ? 64 / KB : 16) < WARP_ITEMS / 32 ? (64 / KB < 16 ? 64 / KB : 16)
+                                                                           : WARP_ITEMS / 32;
+    static constexpr int ROUND_ITEMS = 32 * GI;
+    static constexpr int ROUNDS = WARP_ITEMS / ROUND_ITEMS;
+    static_assert(GI >= 1 && WARP_ITEMS % ROUND_ITEMS == 0, "a warp's items are whole rounds");
     static constexpr bool POSITIONS = !VALUED;  // payload: the latest head's position (unused by unique)
     using AV = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
     using A = RunPair<AV>;
     using Op = std::conditional_t<VALUED, PairOp<Op_, true>, PairOp<OpMax, false>>;
     using State = RunsPairState<A, POSITIONS, TILE_ITEMS>;
+    // Inside a round: 32-bit counts, and for positions the round-local index of the latest head (a max;
+    // the identity, INT_MIN, means none).
+    using LV = std::conditional_t<VALUED, AV, int32_t>;
+    using L = LocalPair<LV>;
+    using LOp = std::conditional_t<VALUED, PairOp<Op_, true>, PairOp<OpMax, false>>;
     using VS = std::conditional_t<HAS_VALUES, V, uint8_t>;  // a value column's item (unused without one)
     static constexpr int VB_ = (int)sizeof(VS);
     struct Slot {
-        A lane_exclusive[THREADS];  // per thread: ⊕ of its warp's lanes before it (set in reduce_tile)
+        uint4 before;  // the 16 bytes of keys before the tile (tiles after the first): key start-1 last
     };
     using Engine = PipeEngine<PipeRunsWork>;
+
+    // This lane's items of one round.
+    struct Round {
+        K k[GI];
+        VS v[GI];
+        uint32_t heads;  // bit e: item e starts a run (only items that exist)
+        int n;           // items of the lane that exist (GI in a full tile)
+    };
 
     static __device__ __forceinline__ const void* input(const Params& p) { return p.keys; }
     static __device__ __forceinline__ const void* values_input(const Params& p) { return p.values; }
@@ -144,6 +168,17 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     static __device__ __forceinline__ A initial(const Params&) { return Op::template identity<A>(); }
     // Every mode routed here writes the number of runs (the scans by key stay classic).
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_runs = total.count; }
+    // reduce_tile returns the warp's total in every lane already (rounds are reduced in item order).
+    template <class, class X> static __device__ __forceinline__ X warp_sum(X x) { return x; }
+
+    // Key start-1 for the tile's first item, by a bulk copy of the 16 bytes before the tile (16-byte
+    // aligned: the keys are, and a tile is a multiple of 16 bytes) on the tile's `full` barrier: a plain
+    // load would hold the load lane for an HBM round trip on every tile.
+    static __device__ __forceinline__ void on_load(const Params& p, Slot& slot, uint64_t start, uint64_t* full) {
+        if (start == 0) return;
+        mbar_expect_tx(full, sizeof(uint4));
+        bulk_load(&slot.before, static_cast<const char*>(p.keys) + start * KB - sizeof(uint4), sizeof(uint4), full);
+    }
 
     // Whether two keys start different runs: bit patterns for integers; IEEE == for floats (-0 == +0, a
     // NaN equals nothing), as agent_runs.cuh's differ_mask.
@@ -156,69 +191,87 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         }
     }
 
-    // The key before this thread's first item (any value for the input's first item, which is a head).
+    // The key before this warp's first item (any value for the input's first item, which is a head).
     template <bool FULL>
-    static __device__ __forceinline__ K key_before(const Params& p, const uint4* tile, uint64_t start, int valid) {
-        const int first = (int)threadIdx.x * IPT;
-        if (first == 0) return start > 0 ? static_cast<const K*>(p.keys)[start - 1] : K(0);
+    static __device__ __forceinline__ K warp_key_before(const Params& p, const Slot& slot, const uint4* tile,
+                                                        uint64_t start, int valid) {
+        const int first = (int)warp_id() * WARP_ITEMS;
+        if (first == 0) return reinterpret_cast<const K*>(&slot.before)[16 / KB - 1];
         if constexpr (FULL) return reinterpret_cast<const K*>(tile)[first - 1];
         else return Engine::partial_item(tile, static_cast<const K*>(p.keys) + start, first - 1, valid, K(0));
     }
 
-    // Calls f(i, key, value) for this thread's items i < valid of the tile, in order: a full tile in groups
-    // of GI items from the ring (rotated vector loads, unrolled), a partial tile item by item (the last
-    // tile of a call: kept small, it is compiled for every kernel).
-    template <bool FULL, class F>
-    static __device__ __forceinline__ void for_each_item(const Params& p, const uint4* tile, uint64_t start, int valid,
-                                                         F&& f) {
-        const int first = (int)threadIdx.x * IPT;
+    // This lane's items of the round starting at tile item `first` (its own start at first + GI·lane),
+    // with values when WITH_VALUES, and their heads. `prev`: the key before the round's first item; on
+    // return, the round's last key.
+    template <bool FULL, bool FLOAT, bool WITH_VALUES>
+    static __device__ __forceinline__ Round load_round(const Params& p, const uint4* tile, uint64_t start, int valid,
+                                                       int first, K& prev) {
+        Round r;
+        const int lane = (int)lane_id();
+        const int mine = first + GI * lane;
         const uint4* vtile = reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(tile) + Engine::VALUES_OFFSET);
         if constexpr (FULL) {
-            const K* keys = reinterpret_cast<const K*>(tile);
-#pragma unroll 1
-            for (int g = 0; g < IPT / GI; ++g) {
-                const int i0 = first + g * GI;
-                K k[GI];
-                VS v[GI];
-                // Consecutive lanes' groups are IPT items apart: rotated loads keep them off one bank group.
-                load_group_rotated(keys + i0, k, group_rotation<(GI * KB >= 16 ? GI * KB / 16 : 1), IPT * KB>(lane_id()));
-                if constexpr (HAS_VALUES)
-                    load_group_rotated(reinterpret_cast<const V*>(vtile) + i0, v,
-                                       group_rotation<(GI * VB_ >= 16 ? GI * VB_ / 16 : 1), IPT * VB_>(lane_id()));
-#pragma unroll
-                for (int e = 0; e < GI; ++e) f(i0 + e, k[e], v[e]);
-            }
+            constexpr int KC = GI * KB >= 16 ? GI * KB / 16 : 1;
+            constexpr int VC = GI * VB_ >= 16 ? GI * VB_ / 16 : 1;
+            load_group_rotated(reinterpret_cast<const K*>(tile) + mine, r.k, group_rotation<KC, GI * KB>(lane));
+            if constexpr (WITH_VALUES)
+                load_group_rotated(reinterpret_cast<const V*>(vtile) + mine, r.v, group_rotation<VC, GI * VB_>(lane));
+            r.n = GI;
         } else {
             const K* kin = static_cast<const K*>(p.keys) + start;
-            const int last = min(first + IPT, valid);
-#pragma unroll 1
-            for (int i = first; i < last; ++i) {
-                VS v{};
-                if constexpr (HAS_VALUES)
-                    v = Engine::partial_item(vtile, static_cast<const V*>(p.values) + start, i, valid, from_bits<V>(0));
-                f(i, Engine::partial_item(tile, kin, i, valid, K(0)), v);
+#pragma unroll
+            for (int e = 0; e < GI; ++e) {
+                r.k[e] = Engine::partial_item(tile, kin, mine + e, valid, K(0));
+                if constexpr (WITH_VALUES)
+                    r.v[e] = Engine::partial_item(vtile, static_cast<const V*>(p.values) + start,
+                                                  mine + e, valid, from_bits<V>(0));
             }
+            r.n = max(0, min(GI, valid - mine));
         }
+        K before = shfl_up(r.k[GI - 1], 1);
+        if (lane == 0) before = prev;
+        prev = shfl_from(r.k[GI - 1], 31);
+        uint32_t heads = differ<FLOAT>(before, r.k[0], p) || start + (uint64_t)mine == 0;
+#pragma unroll
+        for (int e = 1; e < GI; ++e) heads |= (uint32_t)differ<FLOAT>(r.k[e - 1], r.k[e], p) << e;
+        if constexpr (!FULL) heads &= (1u << r.n) - 1;  // GI <= 16: the shift is defined
+        r.heads = heads;
+        return r;
     }
 
-    // This thread's pair: its heads, and the reduction since (or position of) its latest head.
-    template <bool FULL, bool FLOAT>
-    static __device__ __forceinline__ A lane_pair(const Params& p, const uint4* tile, uint64_t start, int valid) {
-        A acc = Op::template identity<A>();
-        K prev = key_before<FULL>(p, tile, start, valid);
-        for_each_item<FULL>(p, tile, start, valid, [&](int i, K k, VS v) {
-            const uint64_t at = start + (uint64_t)i;
-            const bool head = at == 0 || differ<FLOAT>(prev, k, p);
-            if constexpr (VALUED) {
-                const AV x = Acc<V>::load(v);
-                acc.value = head ? x : Op_::apply(acc.value, x);
-            } else {
-                if (head) acc.value = at;
+    // Value e of a lane's round as the accumulator type; the identity past the end of the input.
+    template <bool FULL> static __device__ __forceinline__ AV value_at(const Round& r, int e) {
+        if constexpr (FULL) return Acc<V>::load(r.v[e]);
+        else return e < r.n ? Acc<V>::load(r.v[e]) : Op_::template identity<AV>();
+    }
+
+    // The lane's pair: its heads, and the reduction since its latest head (or that head's round-local
+    // index, `mine_in_round` being the lane's first).
+    template <bool FULL> static __device__ __forceinline__ L lane_pair(const Round& r, int mine_in_round) {
+        L x;
+        x.count = __popc(r.heads);
+        if constexpr (VALUED) {
+            AV acc = Op_::template identity<AV>();
+#pragma unroll
+            for (int e = 0; e < GI; ++e) {
+                const AV v = value_at<FULL>(r, e);
+                acc = (r.heads >> e) & 1u ? v : Op_::apply(acc, v);
             }
-            acc.count += head;
-            prev = k;
-        });
-        return acc;
+            x.value = acc;
+        } else {
+            x.value = r.heads ? mine_in_round + 31 - __clz(r.heads) : LOp::template identity<L>().value;
+        }
+        return x;
+    }
+
+    // A round-local pair as a tile pair (global positions), for the round starting at global item `at`.
+    static __device__ __forceinline__ A widen(const L& x, uint64_t at) {
+        A a;
+        a.count = x.count;
+        if constexpr (VALUED) a.value = x.value;
+        else a.value = x.value >= 0 ? at + (uint64_t)x.value : 0;  // 0: the max's identity
+        return a;
     }
 
     // The four (full or partial tile) × (integer or float keys) variants of a pass; 1-byte keys are never
@@ -233,27 +286,36 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         if (floats) return Pass<false, KB != 1>::run(p, valid, args...);
         return Pass<false, false>::run(p, valid, args...);
     }
+
+    // The warp's pair: its rounds' pairs, each reduced across lanes in lane order, folded in round order.
     template <bool FULL, bool FLOAT> struct ReducePass {
-        static __device__ __forceinline__ A run(const Params& p, int valid, const uint4* tile, uint64_t start) {
-            return lane_pair<FULL, FLOAT>(p, tile, start, valid);
-        }
-    };
-    template <bool FULL, bool FLOAT> struct WritePass {
-        static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, const uint4* tile,
-                                                   uint64_t start, A carry) {
-            write_runs<FULL, FLOAT>(p, slot, tile, start, valid, carry);
+        static __device__ __forceinline__ A run(const Params& p, int valid, const Slot& slot, const uint4* tile,
+                                                uint64_t start) {
+            A total = Op::template identity<A>();
+            K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
+            const int warp_first = (int)warp_id() * WARP_ITEMS;
+#pragma unroll 1
+            for (int g = 0; g < ROUNDS; ++g) {
+                const int first = warp_first + g * ROUND_ITEMS;
+                const Round r = load_round<FULL, FLOAT, VALUED>(p, tile, start, valid, first, prev);
+                const L round = warp_reduce<LOp>(lane_pair<FULL>(r, GI * (int)lane_id()));
+                total = Op::apply(total, widen(round, start + (uint64_t)first));
+            }
+            return total;
         }
     };
 
     static __device__ __forceinline__ A reduce_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
                                                     int valid) {
-        const A mine = dispatch<ReducePass>(p, valid, tile, start);
-        // The lanes before this one, in lane order (the operator does not commute).
-        const A inclusive = warp_inclusive_scan<Op>(mine);
-        A exclusive = shfl_up(inclusive, 1);
-        if (lane_id() == 0) exclusive = Op::template identity<A>();
-        slot.lane_exclusive[threadIdx.x] = exclusive;  // read back by this thread only
-        return mine;
+        return dispatch<ReducePass>(p, valid, slot, tile, start);
+    }
+
+    // Encodings: per warp, the round-local index of each of a round's run heads (4 bytes: lengths and
+    // ends, up to 8 bytes and wider than 1- or 2-byte keys, cannot be staged over the slot; the copy-out
+    // computes them from consecutive heads, once per run instead of on every item).
+    static __device__ __forceinline__ uint32_t* head_stage() {
+        __shared__ uint32_t stage[HAS_VALUES ? 1 : WARPS * ROUND_ITEMS];
+        return stage + (HAS_VALUES ? 0 : (int)warp_id() * ROUND_ITEMS);
     }
 
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
@@ -261,50 +323,102 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         else static_cast<uint64_t*>(base)[at] = x;
     }
 
-    // Run r ended at item `end` - 1: its result. `run` is its reduction, or its head's position.
-    static __device__ __forceinline__ void close_run(const Params& p, uint64_t r, AV run, uint64_t end) {
-        if constexpr (VALUED) {
-            static_cast<V*>(p.out_values)[r] = Acc<V>::store(run);
-        } else {
-            if (p.mode == RUNS_ENCODE) put_index(p.out_values, r, end - run, p.length_bytes);
-            else if (p.mode == RUNS_ENDS) put_index(p.out_values, r, end, p.length_bytes);
-            // RUNS_UNIQUE: everything was written at the head.
-        }
-    }
-
-    template <bool FULL, bool FLOAT>
-    static __device__ __forceinline__ void write_runs(const Params& p, const Slot& slot, const uint4* tile,
-                                                      uint64_t start, int valid, A carry) {
-        const A before = Op::apply(carry, slot.lane_exclusive[threadIdx.x]);
-        uint64_t runs = before.count;  // runs started before the current item: the next run's index
-        AV run = before.value;         // the current run's reduction so far, or its head's position
-        const bool unique = !VALUED && p.mode == RUNS_UNIQUE;
-        K prev = key_before<FULL>(p, tile, start, valid);
-        for_each_item<FULL>(p, tile, start, valid, [&](int i, K k, VS v) {
-            const uint64_t at = start + (uint64_t)i;
-            const bool head = at == 0 || differ<FLOAT>(prev, k, p);
-            if (head) {
-                if (at > 0) close_run(p, runs - 1, run, at);
-                static_cast<K*>(p.out_keys)[runs] = k;
-                if constexpr (!VALUED && HAS_VALUES) {
-                    if (unique) static_cast<V*>(p.out_values)[runs] = v;
+    // Writes the runs of the warp's rounds. Per round: a warp scan of the lanes' pairs gives each lane the
+    // run count before its first item and the current run's reduction (or head); each lane stages, at a
+    // head, the run's key, its value (unique) or the previous run's result (reduce_by_key), or its
+    // round-local index (the encodings), at the run's round-local index h (a result staged at h closes run
+    // round_base + h - 1); the warp then copies the round's runs out in order. Item n-1 closes its run
+    // with a direct store (the one result a round cannot stage: it would be the round's (h+1)-th). The
+    // per-item loop is kept to predicated shared stores: it runs on every item, the copy-out once per run.
+    template <bool FULL, bool FLOAT> struct WritePass {
+        static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, uint4* tile,
+                                                   uint64_t start, A carry) {
+            const int lane = (int)lane_id();
+            const bool last_tile = start + (uint64_t)valid == p.n;
+            K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
+            const int warp_first = (int)warp_id() * WARP_ITEMS;
+            K* out_keys = static_cast<K*>(p.out_keys);
+#pragma unroll 1
+            for (int g = 0; g < ROUNDS; ++g) {
+                const int first = warp_first + g * ROUND_ITEMS;
+                const uint64_t round_at = start + (uint64_t)first;
+                const Round r = load_round<FULL, FLOAT, HAS_VALUES>(p, tile, start, valid, first, prev);
+                const L mine = lane_pair<FULL>(r, GI * lane);
+                const L inclusive = warp_inclusive_scan<LOp>(mine);
+                L exclusive = shfl_up(inclusive, 1);
+                if (lane == 0) exclusive = LOp::template identity<L>();
+                const L round = shfl_from(inclusive, 31);
+                const uint32_t round_runs = round.count;  // runs starting in the round
+                const uint64_t round_base = carry.count;  // runs before the round
+                [[maybe_unused]] const AV open_before = carry.value;  // encodings: the head of the run open at the start
+                const A before = Op::apply(carry, widen(exclusive, round_at));
+                carry = Op::apply(carry, widen(round, round_at));
+                uint32_t h = exclusive.count;  // round-local index of the next run this lane starts
+                [[maybe_unused]] AV cur = before.value;  // reduce_by_key: the current run's reduction so far
+                K* stage_keys = reinterpret_cast<K*>(tile) + first;
+                V* stage_values = reinterpret_cast<V*>(reinterpret_cast<char*>(tile) + Engine::VALUES_OFFSET) + first;
+                uint32_t* stage_heads = head_stage();
+                __syncwarp();  // every lane holds its items: the round's part of the slot may be overwritten
+#pragma unroll
+                for (int e = 0; e < GI; ++e) {
+                    const bool head = (r.heads >> e) & 1u;
+                    if (head) stage_keys[h] = r.k[e];
+                    if constexpr (UNIQUE) {
+                        if (head) stage_values[h] = r.v[e];
+                    } else if constexpr (VALUED) {
+                        if (head) stage_values[h] = Acc<V>::store(cur);
+                        const AV x = value_at<FULL>(r, e);
+                        cur = head ? x : Op_::apply(cur, x);
+                    } else {
+                        if (head) stage_heads[h] = (uint32_t)(GI * lane + e);
+                    }
+                    h += head;
                 }
-                ++runs;
+                // Item n-1 (the input's last) closes its run: run round_base + h - 1.
+                if (last_tile && valid - 1 >= first + GI * lane && valid - 1 < first + GI * (lane + 1)) {
+                    const uint64_t run = round_base + h - 1;
+                    if constexpr (VALUED) {
+                        static_cast<V*>(p.out_values)[run] = Acc<V>::store(cur);
+                    } else if constexpr (!UNIQUE) {
+                        // The last run's head: this lane's latest, or the one open before its items.
+                        const uint64_t head_at =
+                            r.heads ? round_at + (uint64_t)(GI * lane + 31 - __clz(r.heads)) : before.value;
+                        put_index(p.out_values, run, p.mode == RUNS_ENDS ? p.n : p.n - head_at, p.length_bytes);
+                    }
+                }
+                __syncwarp();
+#pragma unroll 4
+                for (uint32_t i = lane; i < round_runs; i += 32) out_keys[round_base + i] = stage_keys[i];
+                if constexpr (UNIQUE) {
+#pragma unroll 4
+                    for (uint32_t i = lane; i < round_runs; i += 32)
+                        static_cast<V*>(p.out_values)[round_base + i] = stage_values[i];
+                } else {
+                    // Staged index h holds run round_base + h - 1: none before the input's first run.
+                    const uint32_t lo = round_base == 0 ? 1 : 0;
+                    if constexpr (VALUED) {
+                        V* out = static_cast<V*>(p.out_values) + round_base - 1;
+#pragma unroll 4
+                        for (uint32_t i = lo + lane; i < round_runs; i += 32) out[i] = stage_values[i];
+                    } else {
+                        // Run round_base + i - 1 ends where head i starts and began at head i - 1 (or, for
+                        // i = 0, at the head open before the round).
+                        const bool ends = p.mode == RUNS_ENDS;
+#pragma unroll 4
+                        for (uint32_t i = lo + lane; i < round_runs; i += 32) {
+                            const uint64_t end = round_at + stage_heads[i];
+                            const uint64_t begin = i == 0 ? (uint64_t)open_before : round_at + stage_heads[i - 1];
+                            put_index(p.out_values, round_base - 1 + i, ends ? end : end - begin, p.length_bytes);
+                        }
+                    }
+                }
             }
-            if constexpr (VALUED) {
-                const AV x = Acc<V>::load(v);
-                run = head ? x : Op_::apply(run, x);
-            } else {
-                if (head) run = at;
-            }
-            if (at == p.n - 1) close_run(p, runs - 1, run, p.n);
-            prev = k;
-        });
-    }
+        }
+    };
 
-    static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
+    static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
                                                      int valid, A carry) {
-        static_assert(Engine::TILE_ITEMS == TILE_ITEMS && Engine::COMPUTE_THREADS == THREADS,
+        static_assert(Engine::TILE_ITEMS == TILE_ITEMS && Engine::COMPUTE_THREADS == WARPS * 32,
                       "the Work's tile is the engine's");
         dispatch<WritePass>(p, valid, slot, tile, start, carry);
     }

@@ -68,7 +68,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
 
     // Load lane, while the tile's bulk copy is in flight: the global reads that would otherwise stall a
     // compute warp (and, through the next barrier, all of them) for an HBM round trip on every tile.
-    static __device__ __forceinline__ void on_load(const Params& p, Slot& slot, uint64_t start) {
+    static __device__ __forceinline__ void on_load(const Params& p, Slot& slot, uint64_t start, uint64_t*) {
         if (p.source == SOURCE_UNIQUE && start > 0) slot.before = static_cast<const T*>(p.in)[start - 1];
         if (p.mode == MODE_PARTITION_STABLE) slot.known_total = *p.known_total;
     }

@@ -27,11 +27,6 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
     asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n\t}"
                  : : "r"(smem_addr(bar)) : "memory");
 }
-// Arrival that also expects `bytes` of bulk-copy completions before the phase can complete.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-    asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n\t}"
-                 : : "r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
 // Expects `bytes` more of bulk-copy completions in the current phase, without arriving.
 __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" : : "r"(smem_addr(bar)), "r"(bytes) : "memory");

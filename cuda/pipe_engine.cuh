@@ -62,7 +62,8 @@ struct PipeWorkDefaults {
     static constexpr bool PUBLISH_WARP = false;
     // The ⊕ of a value across the warp, every lane getting it.
     template <class Op, class A> static __device__ __forceinline__ A warp_sum(A x) { return warp_reduce<Op>(x); }
-    template <class Params, class Slot> static __device__ __forceinline__ void on_load(const Params&, Slot&, uint64_t) {}
+    template <class Params, class Slot>
+    static __device__ __forceinline__ void on_load(const Params&, Slot&, uint64_t, uint64_t*) {}
     template <class State> static __device__ __forceinline__ bool ordered(const State&) { return false; }
 };
 
@@ -89,9 +90,10 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 //   reduce_tile(p, slot, tile_smem, start, valid) → this thread's part of the tile's aggregate,
 //   scan_tile(p, slot, tile_smem, start, valid, carry) with carry = prefix ⊕ the warp's exclusive part,
 //   finish(p, total): called once, by the block that holds the last tile, with the grand total.
-// With defaults in PipeWorkDefaults: on_load(p, slot, start), called by the load lane after it issued a
-//   one-stream tile's bulk copy and before the tile's `full` barrier can complete (what a Work needs from
-//   global memory besides the tile); PUBLISH_WARP with ordered(state), whether publishing with release
+// With defaults in PipeWorkDefaults: on_load(p, slot, start, full), called by the load lane after it
+//   issued a tile's bulk copies and before its arrival on the tile's `full` barrier (what a Work needs
+//   from global memory besides the tile: plain loads finished before it returns, or bulk copies that
+//   complete on `full` after an mbar_expect_tx of their bytes, which keep the load lane from waiting); PUBLISH_WARP with ordered(state), whether publishing with release
 //   semantics goes through the publisher warp (see `publish_tiles`); warp_sum<Op>(x).
 // Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in).
@@ -127,8 +129,10 @@ template <class Work> struct PipeEngine {
     static constexpr int RING_BYTES = STAGES * TILE_BYTES;  // the dynamic shared memory of a launch
     // Aggregates each look-ahead lane reads per step. With 4 tiles reduced ahead of a ring of 6, 2 / 4 / 8
     // per lane gave 0.962 / 0.946 / 0.954 of memcpy for the i32 scan and 0.57 / 0.75 / 0.76 for i64; 8
-    // made no difference to compaction either (benches/NOTES.md).
-    static constexpr int AHEAD_PER_LANE = 4;
+    // made no difference to compaction either (benches/NOTES.md). The run-based Works (not commutative)
+    // read 8: a block's consecutive tiles are about one tile per SM (132 on the H200) apart, more than
+    // the 128 of one step of 4, so 4 cost two dependent L2 round trips per tile (benches/NOTES.md).
+    static constexpr int AHEAD_PER_LANE = COMMUTATIVE ? 4 : 8;
     static constexpr uint64_t END = ~0ull;  // tile id meaning "no tiles left"
     static constexpr int COMPUTE_BARRIER = 1;
 
@@ -181,13 +185,10 @@ template <class Work> struct PipeEngine {
     // Load warp, one lane: tile ids in, bulk copies out, STAGES tiles ahead at most. A tile id is taken
     // only once a slot is free, so every id taken is loaded at once (a block holding a low id it cannot
     // load yet would hold up every later tile's prefix). Taking the next id one tile early, to hide the
-    // atomic's round trip, measured no faster (benches/NOTES.md).
+    // atomic's round trip, measured no faster (benches/NOTES.md). With two streams, one bulk copy per
+    // stream completes on the same barrier.
     static __device__ __forceinline__ void load_tiles(const Params& p, Storage& s, uint4* ring, uint64_t num_tiles) {
-        if constexpr (VALUE_BYTES > 0) {
-            load_two_streams(p, s, ring, num_tiles);
-            return;
-        }
-        const uint64_t total_bytes = p.n * Work::ITEM_BYTES;
+        const char* keys = static_cast<const char*>(first_input(p));
         for (uint32_t k = 0;; ++k) {
             const int slot = k % STAGES;
             if (k >= STAGES) mbar_wait(&s.empty[slot], (k / STAGES - 1) & 1);
@@ -198,15 +199,23 @@ template <class Work> struct PipeEngine {
                 return;
             }
             s.tile_id[slot] = tile;
-            const uint64_t offset = tile * (uint64_t)TILE_BYTES;
-            // The last tile's trailing < 16 bytes are read by the compute warps (bulk copies move 16-byte
-            // multiples).
-            const uint32_t bytes = (uint32_t)min((uint64_t)TILE_BYTES, total_bytes - offset) & ~15u;
-            mbar_expect_tx(&s.full[slot], bytes);
-            if (bytes) bulk_load(ring + slot * TILE_CHUNKS, static_cast<const char*>(first_input(p)) + offset, bytes, &s.full[slot]);
-            // While the copy is in flight: the Work's own global loads, finished before the arrival
+            const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+            const uint32_t items = (uint32_t)min((uint64_t)TILE_ITEMS, p.n - start);
+            // Each stream's trailing < 16 bytes of the last tile are read by the compute warps (bulk copies
+            // move 16-byte multiples).
+            const uint32_t key_bytes = (items * Work::ITEM_BYTES) & ~15u;
+            uint32_t value_bytes = 0;
+            if constexpr (VALUE_BYTES > 0) value_bytes = (items * VALUE_BYTES) & ~15u;
+            mbar_expect_tx(&s.full[slot], key_bytes + value_bytes);
+            char* dst = reinterpret_cast<char*>(ring + slot * TILE_CHUNKS);
+            if (key_bytes) bulk_load(dst, keys + start * Work::ITEM_BYTES, key_bytes, &s.full[slot]);
+            if constexpr (VALUE_BYTES > 0) {
+                const char* values = static_cast<const char*>(Work::values_input(p));
+                if (value_bytes) bulk_load(dst + VALUES_OFFSET, values + start * VALUE_BYTES, value_bytes, &s.full[slot]);
+            }
+            // While the copies are in flight: the Work's own global loads, finished before the arrival
             // (release) lets the slot's phase complete.
-            Work::on_load(p, s.work[slot], tile * (uint64_t)TILE_ITEMS);
+            Work::on_load(p, s.work[slot], start, &s.full[slot]);
             mbar_arrive(&s.full[slot]);
         }
     }
@@ -240,34 +249,6 @@ template <class Work> struct PipeEngine {
     static __device__ __forceinline__ const void* first_input(const Params& p) {
         if constexpr (WorkHasInput<Work>::value) return Work::input(p);
         else return p.in;
-    }
-
-    // load_tiles for a Work with two input streams: one bulk copy per stream on the same barrier.
-    static __device__ __forceinline__ void load_two_streams(const Params& p, Storage& s, uint4* ring,
-                                                            uint64_t num_tiles) {
-        const char* keys = static_cast<const char*>(first_input(p));
-        const char* values = static_cast<const char*>(Work::values_input(p));
-        for (uint32_t k = 0;; ++k) {
-            const int slot = k % STAGES;
-            if (k >= STAGES) mbar_wait(&s.empty[slot], (k / STAGES - 1) & 1);
-            const uint64_t tile = take_tile_id(p.lb.tile_counter, p.lb.tile_base);
-            if (tile >= num_tiles) {
-                s.tile_id[slot] = END;
-                mbar_arrive(&s.full[slot]);
-                return;
-            }
-            s.tile_id[slot] = tile;
-            const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-            const uint32_t items = (uint32_t)min((uint64_t)TILE_ITEMS, p.n - start);
-            // Each stream's trailing < 16 bytes are read by the compute warps.
-            const uint32_t key_bytes = (items * Work::ITEM_BYTES) & ~15u;
-            const uint32_t value_bytes = (items * VALUE_BYTES) & ~15u;
-            mbar_arrive_expect_tx(&s.full[slot], key_bytes + value_bytes);
-            char* dst = reinterpret_cast<char*>(ring + slot * TILE_CHUNKS);
-            if (key_bytes) bulk_load(dst, keys + start * Work::ITEM_BYTES, key_bytes, &s.full[slot]);
-            if (value_bytes)
-                bulk_load(dst + VALUES_OFFSET, values + start * VALUE_BYTES, value_bytes, &s.full[slot]);
-        }
     }
 
     // Tile of this lane's i-th status read in a step from `cursor`: lane-major (tile cursor + 32i + lane)

@@ -65,7 +65,7 @@
 #define LOOKBACK_PIPE_TUNING(X)  \
     X(scan, 8, 8, 7, 4, 1024)    \
     X(select, 16, 4, 6, 3, 1024) \
-    X(runs, 8, 8, 6, 3, 4294967295)
+    X(runs, 8, 8, 6, 3, 1024)
 
 namespace lookback {
 
