@@ -10,11 +10,16 @@
 //!    `LOOKBACK_NVCC_FLAGS` adds nvcc flags (for experiments, e.g. `-D` switches).
 //! 3. Without nvcc the crate still builds (a cargo warning says how to get one); GPU entry points then
 //!    return `Error::KernelsNotBuilt`. When nvcc fails, the build fails with its command and stderr.
+//! 4. With the `cub-baseline` feature (benchmarks only), also compiles the CUB shim in `cub/` and links it
+//!    with the static CUDA runtime (`build/cub_shim.rs`); there nvcc is required.
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "build/cub_shim.rs"]
+mod cub_shim;
 
 const DEFAULT_ARCHS: &str = "80,86,89,90";
 const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 \
@@ -57,6 +62,9 @@ fn main() {
     };
     let generated = generate(&types, &ops, &tuning, &pipe_tuning, &key_bytes, &sources, images.as_deref());
     fs::write(out_dir.join("kernels.rs"), generated).expect("write kernels.rs");
+    if env::var_os("CARGO_FEATURE_CUB_BASELINE").is_some() {
+        cub_shim::build(nvcc.as_deref(), &out_dir);
+    }
 }
 
 fn read(p: &Path) -> String {
