@@ -597,25 +597,15 @@ impl Bench {
         memcpy_gbps: f64,
     ) -> Option<BoxResult<Row>> {
         let call = cub_call::<T>(algo, &self.stream(), bufs.n)?;
-        Some(call.and_then(|call| self.time_cub(algo, log2n, bufs, memcpy_gbps, call)))
-    }
-
-    #[cfg(feature = "cub-baseline")]
-    fn time_cub<T: Value>(
-        &mut self,
-        algo: Algo,
-        log2n: u32,
-        bufs: &mut Buffers<T>,
-        memcpy_gbps: f64,
-        mut call: CubCall<T>,
-    ) -> BoxResult<Row> {
-        // One untimed call first: the runtime loads each CUB kernel at its first launch, and open_gpu
-        // preloaded lookback's.
-        call(bufs.slot(0))?;
-        self.stream().synchronize()?;
-        let us = time_row(&mut self.timer, bufs, call)?;
-        let timed = Timed { label: format!("cub:{}", algo.name()), us };
-        checked_row(&self.timer, timed, algo, log2n, bufs, memcpy_gbps)
+        Some(call.and_then(|mut call| {
+            // One untimed call first: the runtime loads each CUB kernel at its first launch, and
+            // open_gpu preloaded lookback's.
+            call(bufs.slot(0))?;
+            self.stream().synchronize()?;
+            let us = time_row(&mut self.timer, bufs, call)?;
+            let timed = Timed { label: format!("cub:{}", algo.name()), us };
+            checked_row(&self.timer, timed, algo, log2n, bufs, memcpy_gbps)
+        }))
     }
 
     fn run_type(&mut self, ty: ElemType, log2n: u32, algos: &[Algo], report: &mut Report) -> BoxResult<()> {

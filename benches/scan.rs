@@ -350,28 +350,18 @@ impl Bench {
             Algo::ExclusiveSum => fns.exclusive_sum,
             Algo::InclusiveMax => fns.inclusive_max,
         };
-        Some(self.time_cub(f, algo, log2n, bufs, memcpy_gbps))
-    }
-
-    #[cfg(feature = "cub-baseline")]
-    fn time_cub<T: Sample>(
-        &mut self,
-        f: common::cub::Algo<common::cub::ScanFn>,
-        algo: Algo,
-        log2n: u32,
-        bufs: &mut Buffers<T>,
-        memcpy_gbps: f64,
-    ) -> BoxResult<Row> {
-        let mut runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len())?;
-        let mut run = |input: &CudaSlice<T>, output: &mut CudaSlice<T>| {
-            if algo.in_place() { runner.scan_in_place(output) } else { runner.scan(input, output) }
-        };
-        // One untimed call first: the runtime loads each CUB kernel at its first launch, and open_gpu
-        // preloaded lookback's.
-        run(&bufs.inputs[0], &mut bufs.outputs[0])?;
-        self.stream().synchronize()?;
-        let us = time_row(&mut self.timer, algo, bufs, run)?;
-        checked_row(&self.timer, format!("cub:{}", algo.name()), algo, log2n, bufs, us, memcpy_gbps)
+        let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
+        Some(runner.and_then(|mut runner| {
+            let mut run = |input: &CudaSlice<T>, output: &mut CudaSlice<T>| {
+                if algo.in_place() { runner.scan_in_place(output) } else { runner.scan(input, output) }
+            };
+            // One untimed call first: the runtime loads each CUB kernel at its first launch, and
+            // open_gpu preloaded lookback's.
+            run(&bufs.inputs[0], &mut bufs.outputs[0])?;
+            self.stream().synchronize()?;
+            let us = time_row(&mut self.timer, algo, bufs, run)?;
+            checked_row(&self.timer, format!("cub:{}", algo.name()), algo, log2n, bufs, us, memcpy_gbps)
+        }))
     }
 
     fn run_type(&mut self, ty: ElemType, log2n: u32, specs: &[RowSpec], report: &mut Report) -> BoxResult<()> {

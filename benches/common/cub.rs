@@ -7,7 +7,7 @@
 //! and allocates the temporary storage once, outside any timed interval, then runs as often as asked.
 
 use super::BoxResult;
-use lookback::cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys};
+use lookback::cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop, sys};
 use lookback::half::f16;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::Arc;
@@ -293,12 +293,47 @@ fn addr(p: sys::CUdeviceptr) -> Out {
     p as usize as Out
 }
 
-/// `Err` unless a buffer holds at least `need` items.
-fn holds(len: usize, need: usize, what: &str, name: &str) -> BoxResult<()> {
-    if len < need {
-        return Err(format!("CUB {name}: the {what} buffer holds {len} items, the call needs {need}").into());
+/// The device addresses of one call's buffers, each checked to hold what the call needs, and the guards
+/// that keep them borrowed until the call is enqueued.
+struct Args<'a> {
+    name: &'static str,
+    n: usize,
+    stream: &'a CudaStream,
+    guards: Vec<SyncOnDrop<'a>>,
+}
+
+impl<'a> Args<'a> {
+    fn holds(&self, len: usize, need: usize, what: &str) -> BoxResult<()> {
+        if len < need {
+            let name = self.name;
+            return Err(format!("CUB {name}: the {what} buffer holds {len} items, the call needs {need}").into());
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// A buffer of `n` items the call reads.
+    fn input<T>(&mut self, buf: &'a impl DevicePtr<T>, what: &str) -> BoxResult<In> {
+        self.holds(buf.len(), self.n, what)?;
+        let (p, guard) = buf.device_ptr(self.stream);
+        self.guards.push(guard);
+        Ok(addr(p))
+    }
+
+    /// A buffer of `n` items the call writes.
+    fn output<T>(&mut self, buf: &'a mut impl DevicePtrMut<T>, what: &str) -> BoxResult<Out> {
+        self.holds(buf.len(), self.n, what)?;
+        let (p, guard) = buf.device_ptr_mut(self.stream);
+        self.guards.push(guard);
+        Ok(addr(p))
+    }
+
+    /// The `u64` the call writes its count to.
+    fn count(&mut self, buf: &'a mut impl DevicePtrMut<u64>) -> BoxResult<Out> {
+        self.holds(buf.len(), 1, "count")?;
+        let (p, guard) = buf.device_ptr_mut(self.stream);
+        self.guards.push(guard);
+        Ok(addr(p))
+    }
 }
 
 /// One algorithm with its temporary storage, sized for `n` items, on the bench's stream.
@@ -323,12 +358,18 @@ impl<F> Runner<F> {
         Ok(Runner { algo, n, temp, stream: stream.clone() })
     }
 
-    /// Calls `run(temp, temp_bytes, n, stream)` on the shim's function, then turns its code into a
-    /// result.
+    /// Collects the addresses of a call's buffers on `stream` (the runner's, cloned by the caller so
+    /// that the guards do not borrow the runner).
+    fn args<'a>(&self, stream: &'a CudaStream) -> Args<'a> {
+        Args { name: self.algo.name, n: self.n, stream, guards: Vec::new() }
+    }
+
+    /// Calls `run(&f, temp, temp_bytes, n, stream)` with the shim's function `f`, then turns its code into
+    /// a result.
     ///
     /// # Safety
-    /// `run` must call `self.algo.run` with buffers that hold what the C function reads and writes for
-    /// `n` items of its type (the callers below check the lengths).
+    /// `run` must pass `f` buffers that hold what the C function reads and writes for `n` items of its
+    /// type (the [`Args`] they come from checked their lengths).
     unsafe fn call(&mut self, run: impl FnOnce(&F, Out, usize, i64, Stream) -> c_int) -> BoxResult<()> {
         let n = i64::try_from(self.n)?;
         let bytes = self.temp.len();
@@ -338,32 +379,32 @@ impl<F> Runner<F> {
     }
 }
 
+// Each call below: the buffers' addresses from `Args` (lengths checked), then the shim's function. The
+// SAFETY comments name the C signature; every buffer holds n items of the table's type (counts one u64),
+// and host values (thresholds, seeds) are read during the call.
+
 impl Runner<ScanFn> {
-    /// Scans `input` into `output` (in place: pass the same buffer as both, through
-    /// [`Runner::scan_in_place`]).
+    /// Scans `input` into `output`.
     pub fn scan<T>(&mut self, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(input.len(), self.n, "input", name)?;
-        holds(output.len(), self.n, "output", name)?;
-        let (i, _i) = input.device_ptr(&stream);
-        let (o, _o) = output.device_ptr_mut(&stream);
-        // SAFETY: `int <scan>(void*, size_t, const void* in, void* out, int64_t n, cudaStream_t)`; both
-        // buffers hold n items of the table's type.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(i), addr(o), n, s)) }
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (i, o) = (a.input(input, "input")?, a.output(output, "output")?);
+        // SAFETY: `int <scan>(void*, size_t, const void* in, void* out, int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, i, o, n, s)) }
     }
 
     /// Scans `data` in place (CUB allows `in == out` exactly).
     pub fn scan_in_place<T>(&mut self, data: &mut impl DevicePtrMut<T>) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(data.len(), self.n, "data", name)?;
-        let (d, _d) = data.device_ptr_mut(&stream);
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let d = a.output(data, "data")?;
         // SAFETY: as in `scan`, with one buffer as both.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(d), addr(d), n, s)) }
+        unsafe { self.call(|f, t, b, n, s| f(t, b, d, d, n, s)) }
     }
 }
 
 impl Runner<SelectIfFn> {
-    /// The items `x < threshold` of `input` into `output` (the partition: all of them, rejected ones
+    /// The items `x < threshold` of `input` into `output` (the partition: all of them, the rejected ones
     /// reversed at the end), their count into `count[0]`.
     pub fn select<T>(
         &mut self,
@@ -372,18 +413,13 @@ impl Runner<SelectIfFn> {
         count: &mut impl DevicePtrMut<u64>,
         threshold: &T,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(input.len(), self.n, "input", name)?;
-        holds(output.len(), self.n, "output", name)?;
-        holds(count.len(), 1, "count", name)?;
-        let (i, _i) = input.device_ptr(&stream);
-        let (o, _o) = output.device_ptr_mut(&stream);
-        let (c, _c) = count.device_ptr_mut(&stream);
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (i, o, c) = (a.input(input, "input")?, a.output(output, "output")?, a.count(count)?);
         let th = std::ptr::from_ref(threshold).cast::<c_void>();
         // SAFETY: `int <select>(void*, size_t, const void* in, void* out, void* count, const void*
-        // threshold, int64_t, cudaStream_t)`; in and out hold n items, count one u64, and the threshold
-        // is a host T read during the call.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(i), addr(o), addr(c), th, n, s)) }
+        // threshold, int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, i, o, c, th, n, s)) }
     }
 }
 
@@ -395,15 +431,13 @@ impl Runner<InPlaceFn> {
         count: &mut impl DevicePtrMut<u64>,
         threshold: &T,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(data.len(), self.n, "data", name)?;
-        holds(count.len(), 1, "count", name)?;
-        let (d, _d) = data.device_ptr_mut(&stream);
-        let (c, _c) = count.device_ptr_mut(&stream);
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (d, c) = (a.output(data, "data")?, a.count(count)?);
         let th = std::ptr::from_ref(threshold).cast::<c_void>();
-        // SAFETY: `int <select_if_in_place>(void*, size_t, void* data, void* count, const void*
-        // threshold, int64_t, cudaStream_t)`; data holds n items, count one u64, the threshold a host T.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(d), addr(c), th, n, s)) }
+        // SAFETY: `int <select_if_in_place>(void*, size_t, void* data, void* count, const void* threshold,
+        // int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, d, c, th, n, s)) }
     }
 }
 
@@ -416,18 +450,13 @@ impl Runner<FlaggedFn> {
         output: &mut impl DevicePtrMut<T>,
         count: &mut impl DevicePtrMut<u64>,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(input.len(), self.n, "input", name)?;
-        holds(flags.len(), self.n, "flags", name)?;
-        holds(output.len(), self.n, "output", name)?;
-        holds(count.len(), 1, "count", name)?;
-        let (i, _i) = input.device_ptr(&stream);
-        let (g, _g) = flags.device_ptr(&stream);
-        let (o, _o) = output.device_ptr_mut(&stream);
-        let (c, _c) = count.device_ptr_mut(&stream);
-        // SAFETY: `int <select_flagged>(void*, size_t, const void* in, const void* flags, void* out,
-        // void* count, int64_t, cudaStream_t)`; in, flags (bytes) and out hold n items, count one u64.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(i), addr(g), addr(o), addr(c), n, s)) }
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (i, g) = (a.input(input, "input")?, a.input(flags, "flags")?);
+        let (o, c) = (a.output(output, "output")?, a.count(count)?);
+        // SAFETY: `int <select_flagged>(void*, size_t, const void* in, const void* flags, void* out, void*
+        // count, int64_t, cudaStream_t)`; the flags are n bytes.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, i, g, o, c, n, s)) }
     }
 }
 
@@ -439,16 +468,12 @@ impl Runner<UniqueFn> {
         output: &mut impl DevicePtrMut<T>,
         count: &mut impl DevicePtrMut<u64>,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(input.len(), self.n, "input", name)?;
-        holds(output.len(), self.n, "output", name)?;
-        holds(count.len(), 1, "count", name)?;
-        let (i, _i) = input.device_ptr(&stream);
-        let (o, _o) = output.device_ptr_mut(&stream);
-        let (c, _c) = count.device_ptr_mut(&stream);
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (i, o, c) = (a.input(input, "input")?, a.output(output, "output")?, a.count(count)?);
         // SAFETY: `int <unique>(void*, size_t, const void* in, void* out, void* count, int64_t,
-        // cudaStream_t)`; in and out hold n items, count one u64.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(i), addr(o), addr(c), n, s)) }
+        // cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, i, o, c, n, s)) }
     }
 }
 
@@ -462,21 +487,13 @@ impl Runner<ReduceByKeyFn> {
         sums_out: &mut impl DevicePtrMut<T>,
         count: &mut impl DevicePtrMut<u64>,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(keys_in.len(), self.n, "keys", name)?;
-        holds(keys_out.len(), self.n, "keys output", name)?;
-        holds(values_in.len(), self.n, "values", name)?;
-        holds(sums_out.len(), self.n, "sums output", name)?;
-        holds(count.len(), 1, "count", name)?;
-        let (ki, _ki) = keys_in.device_ptr(&stream);
-        let (ko, _ko) = keys_out.device_ptr_mut(&stream);
-        let (vi, _vi) = values_in.device_ptr(&stream);
-        let (so, _so) = sums_out.device_ptr_mut(&stream);
-        let (c, _c) = count.device_ptr_mut(&stream);
-        // SAFETY: `int <reduce_by_key_sum>(void*, size_t, const void* keys_in, void* keys_out, const
-        // void* values_in, void* sums_out, void* count, int64_t, cudaStream_t)`; all four buffers hold n
-        // items, count one u64.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(ki), addr(ko), addr(vi), addr(so), addr(c), n, s)) }
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (ki, ko) = (a.input(keys_in, "keys")?, a.output(keys_out, "keys output")?);
+        let (vi, so, c) = (a.input(values_in, "values")?, a.output(sums_out, "sums output")?, a.count(count)?);
+        // SAFETY: `int <reduce_by_key_sum>(void*, size_t, const void* keys_in, void* keys_out, const void*
+        // values_in, void* sums_out, void* count, int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, ki, ko, vi, so, c, n, s)) }
     }
 }
 
@@ -490,21 +507,13 @@ impl Runner<UniqueByKeyFn> {
         values_out: &mut impl DevicePtrMut<T>,
         count: &mut impl DevicePtrMut<u64>,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(keys_in.len(), self.n, "keys", name)?;
-        holds(values_in.len(), self.n, "values", name)?;
-        holds(keys_out.len(), self.n, "keys output", name)?;
-        holds(values_out.len(), self.n, "values output", name)?;
-        holds(count.len(), 1, "count", name)?;
-        let (ki, _ki) = keys_in.device_ptr(&stream);
-        let (vi, _vi) = values_in.device_ptr(&stream);
-        let (ko, _ko) = keys_out.device_ptr_mut(&stream);
-        let (vo, _vo) = values_out.device_ptr_mut(&stream);
-        let (c, _c) = count.device_ptr_mut(&stream);
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (ki, vi) = (a.input(keys_in, "keys")?, a.input(values_in, "values")?);
+        let (ko, vo, c) = (a.output(keys_out, "keys output")?, a.output(values_out, "values output")?, a.count(count)?);
         // SAFETY: `int <unique_by_key>(void*, size_t, const void* keys_in, const void* values_in, void*
-        // keys_out, void* values_out, void* count, int64_t, cudaStream_t)`; all four buffers hold n
-        // items, count one u64.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(ki), addr(vi), addr(ko), addr(vo), addr(c), n, s)) }
+        // keys_out, void* values_out, void* count, int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, ki, vi, ko, vo, c, n, s)) }
     }
 }
 
@@ -517,10 +526,13 @@ impl Runner<EncodeFn> {
         lengths: &mut impl DevicePtrMut<u32>,
         count: &mut impl DevicePtrMut<u64>,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(values.len(), self.n, "values output", name)?;
-        let (v, _v) = values.device_ptr_mut(&stream);
-        self.encode(input, addr(v), lengths, count)
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (i, v) = (a.input(input, "input")?, a.output(values, "values output")?);
+        let (l, c) = (a.output(lengths, "lengths output")?, a.count(count)?);
+        // SAFETY: `int <run_length_encode>(void*, size_t, const void* in, void* values, void* lengths,
+        // void* count, int64_t, cudaStream_t)`; the lengths are n u32s.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, i, v, l, c, n, s)) }
     }
 
     /// Non-trivial runs: a `u32` offset and length per run longer than one item, their count into
@@ -532,30 +544,13 @@ impl Runner<EncodeFn> {
         lengths: &mut impl DevicePtrMut<u32>,
         count: &mut impl DevicePtrMut<u64>,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(offsets.len(), self.n, "offsets output", name)?;
-        let (o, _o) = offsets.device_ptr_mut(&stream);
-        self.encode(input, addr(o), lengths, count)
-    }
-
-    /// Both encodings, once `first` (n items) is checked.
-    fn encode<T>(
-        &mut self,
-        input: &impl DevicePtr<T>,
-        first: Out,
-        lengths: &mut impl DevicePtrMut<u32>,
-        count: &mut impl DevicePtrMut<u64>,
-    ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(input.len(), self.n, "input", name)?;
-        holds(lengths.len(), self.n, "lengths output", name)?;
-        holds(count.len(), 1, "count", name)?;
-        let (i, _i) = input.device_ptr(&stream);
-        let (l, _l) = lengths.device_ptr_mut(&stream);
-        let (c, _c) = count.device_ptr_mut(&stream);
-        // SAFETY: `int <encode>(void*, size_t, const void* in, void* first, void* lengths, void* count,
-        // int64_t, cudaStream_t)`; in, first and lengths hold n items, count one u64.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(i), first, addr(l), addr(c), n, s)) }
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (i, o) = (a.input(input, "input")?, a.output(offsets, "offsets output")?);
+        let (l, c) = (a.output(lengths, "lengths output")?, a.count(count)?);
+        // SAFETY: `int <non_trivial_runs>(void*, size_t, const void* in, void* offsets, void* lengths,
+        // void* count, int64_t, cudaStream_t)`; offsets and lengths are n u32s.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, i, o, l, c, n, s)) }
     }
 }
 
@@ -567,16 +562,12 @@ impl Runner<ScanByKeyFn> {
         values_in: &impl DevicePtr<T>,
         values_out: &mut impl DevicePtrMut<T>,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(keys.len(), self.n, "keys", name)?;
-        holds(values_in.len(), self.n, "values", name)?;
-        holds(values_out.len(), self.n, "output", name)?;
-        let (k, _k) = keys.device_ptr(&stream);
-        let (vi, _vi) = values_in.device_ptr(&stream);
-        let (vo, _vo) = values_out.device_ptr_mut(&stream);
-        // SAFETY: `int <inclusive_sum_by_key>(void*, size_t, const void* keys, const void* values_in,
-        // void* values_out, int64_t, cudaStream_t)`; all three buffers hold n items.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(k), addr(vi), addr(vo), n, s)) }
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (k, vi, vo) = (a.input(keys, "keys")?, a.input(values_in, "values")?, a.output(values_out, "output")?);
+        // SAFETY: `int <inclusive_sum_by_key>(void*, size_t, const void* keys, const void* values_in, void*
+        // values_out, int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, k, vi, vo, n, s)) }
     }
 }
 
@@ -589,17 +580,12 @@ impl Runner<ExclusiveScanByKeyFn> {
         values_out: &mut impl DevicePtrMut<T>,
         init: &T,
     ) -> BoxResult<()> {
-        let (name, stream) = (self.algo.name, self.stream.clone());
-        holds(keys.len(), self.n, "keys", name)?;
-        holds(values_in.len(), self.n, "values", name)?;
-        holds(values_out.len(), self.n, "output", name)?;
-        let (k, _k) = keys.device_ptr(&stream);
-        let (vi, _vi) = values_in.device_ptr(&stream);
-        let (vo, _vo) = values_out.device_ptr_mut(&stream);
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (k, vi, vo) = (a.input(keys, "keys")?, a.input(values_in, "values")?, a.output(values_out, "output")?);
         let init = std::ptr::from_ref(init).cast::<c_void>();
-        // SAFETY: `int <exclusive_scan_by_key>(void*, size_t, const void* keys, const void* values_in,
-        // void* values_out, const void* init, int64_t, cudaStream_t)`; all three buffers hold n items,
-        // and init is a host T read during the call.
-        unsafe { self.call(|f, t, b, n, s| f(t, b, addr(k), addr(vi), addr(vo), init, n, s)) }
+        // SAFETY: `int <exclusive_scan_by_key>(void*, size_t, const void* keys, const void* values_in, void*
+        // values_out, const void* init, int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, k, vi, vo, init, n, s)) }
     }
 }
