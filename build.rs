@@ -10,11 +10,16 @@
 //!    `LOOKBACK_NVCC_FLAGS` adds nvcc flags (for experiments, e.g. `-D` switches).
 //! 3. Without nvcc the crate still builds (a cargo warning says how to get one); GPU entry points then
 //!    return `Error::KernelsNotBuilt`. When nvcc fails, the build fails with its command and stderr.
+//! 4. With the `cub-baseline` feature (benchmarks only), also compiles the CUB shim in `cub/` and links it
+//!    with the static CUDA runtime (`build/cub_shim.rs`); there nvcc is required.
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "build/cub_shim.rs"]
+mod cub_shim;
 
 const DEFAULT_ARCHS: &str = "80,86,89,90";
 const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 \
@@ -44,8 +49,9 @@ fn main() {
         .collect();
     sources.sort();
 
-    let images = match find_nvcc() {
-        Some(nvcc) => Some(compile_all(&nvcc, &sources, &out_dir)),
+    let nvcc = find_nvcc();
+    let images = match &nvcc {
+        Some(nvcc) => Some(compile_all(nvcc, &sources, &out_dir)),
         None => {
             println!(
                 "cargo:warning=lookback: nvcc not found, so the CUDA kernels are not built and every GPU \
@@ -56,6 +62,9 @@ fn main() {
     };
     let generated = generate(&types, &ops, &tuning, &pipe_tuning, &key_bytes, &sources, images.as_deref());
     fs::write(out_dir.join("kernels.rs"), generated).expect("write kernels.rs");
+    if env::var_os("CARGO_FEATURE_CUB_BASELINE").is_some() {
+        cub_shim::build(nvcc.as_deref(), &out_dir);
+    }
 }
 
 fn read(p: &Path) -> String {
@@ -64,7 +73,8 @@ fn read(p: &Path) -> String {
 
 fn rerun_for_dir(dir: &Path) {
     println!("cargo:rerun-if-changed={}", dir.display());
-    for entry in fs::read_dir(dir).expect("cuda/ exists").flatten() {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("lookback build: cannot read {}: {e}", dir.display()));
+    for entry in entries.flatten() {
         let p = entry.path();
         if p.is_dir() {
             rerun_for_dir(&p);
@@ -134,7 +144,8 @@ fn wheel_nvcc() -> Option<PathBuf> {
     Some(PathBuf::from(root.trim()).join("bin").join("nvcc"))
 }
 
-fn arch_flags() -> Vec<String> {
+/// The architectures of `LOOKBACK_CUDA_ARCHS` (default `DEFAULT_ARCHS`), sorted, without duplicates.
+fn archs() -> Vec<u32> {
     let archs = env::var("LOOKBACK_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
     let mut list: Vec<u32> = archs
         .split(',')
@@ -144,8 +155,19 @@ fn arch_flags() -> Vec<String> {
         .collect();
     list.sort_unstable();
     list.dedup();
-    let newest = *list.last().expect("LOOKBACK_CUDA_ARCHS names at least one architecture");
-    let mut flags: Vec<String> = list.iter().map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}")).collect();
+    assert!(!list.is_empty(), "LOOKBACK_CUDA_ARCHS names at least one architecture");
+    list
+}
+
+/// `-gencode` flags for SASS of every architecture of `archs()`.
+fn sass_flags() -> Vec<String> {
+    archs().iter().map(|a| format!("-gencode=arch=compute_{a},code=sm_{a}")).collect()
+}
+
+/// SASS of every architecture plus PTX of the newest, so newer GPUs can JIT the kernels.
+fn arch_flags() -> Vec<String> {
+    let newest = *archs().last().expect("archs() is not empty");
+    let mut flags = sass_flags();
     flags.push(format!("-gencode=arch=compute_{newest},code=compute_{newest}"));
     flags
 }
@@ -235,6 +257,11 @@ fn compile_one(nvcc: &Path, flags: &[String], src: &Path, out: &Path) -> Result<
         .arg("-o")
         .arg(out)
         .arg(src);
+    run_nvcc(cmd)
+}
+
+/// Runs an nvcc command: its warnings become cargo warnings; a failure returns the command and its output.
+fn run_nvcc(mut cmd: Command) -> Result<(), String> {
     let shown = format!("{cmd:?}");
     match cmd.output() {
         Ok(o) if o.status.success() => {

@@ -236,6 +236,7 @@ struct Buffers<T> {
     first: Vec<CudaSlice<T>>,
     second: Vec<CudaSlice<T>>,
     counts: Vec<CudaSlice<u64>>,
+    reference: ReferenceCache<T>,
 }
 
 impl<T: Value> Buffers<T> {
@@ -262,11 +263,23 @@ impl<T: Value> Buffers<T> {
             counts: alloc_copies(stream, 1, copies)?,
             host_keys,
             host_values,
+            reference: ReferenceCache(None),
         })
     }
 
     fn copies(&self) -> usize {
         self.keys.len()
+    }
+
+    /// The buffers of the calls on copy `j`.
+    fn slot(&mut self, j: usize) -> Slot<'_, T> {
+        Slot {
+            keys: &self.keys[j],
+            values: self.values.get(j),
+            first: &mut self.first[j],
+            second: &mut self.second[j],
+            count: &mut self.counts[j],
+        }
     }
 
     /// Before a row: poisoned outputs and counts, so a kernel that writes nothing cannot pass the
@@ -353,6 +366,20 @@ impl<T> Want<T> {
     }
 }
 
+/// The last host result computed, with its row: a row's lookback and CUB timings share it, and at
+/// 2^30 items one takes seconds.
+struct ReferenceCache<T>(Option<(Algo, Want<T>)>);
+
+impl<T: Value> ReferenceCache<T> {
+    fn get(&mut self, algo: Algo, keys: &[T], values: &[T]) -> BoxResult<&Want<T>> {
+        if self.0.as_ref().is_none_or(|(a, _)| *a != algo) {
+            self.0 = None; // free the old one before making the next
+            self.0 = Some((algo, reference(algo, keys, values)?));
+        }
+        Ok(&self.0.as_ref().expect("set above").1)
+    }
+}
+
 fn narrow(v: Vec<u64>) -> BoxResult<Vec<u32>> {
     Ok(v.into_iter().map(u32::try_from).collect::<Result<Vec<u32>, _>>()?)
 }
@@ -386,6 +413,131 @@ fn reference<T: Value>(algo: Algo, keys: &[T], values: &[T]) -> BoxResult<Want<T
 }
 
 // ---------------------------------------------------------------------------------------------
+// Timing and checking a row
+// ---------------------------------------------------------------------------------------------
+
+/// What timing a row gave: its label and its median time.
+struct Timed {
+    label: String,
+    us: f64,
+}
+
+/// Times `call` on the row's buffers, each run on the next copy, outputs and counts poisoned first.
+/// Nothing waits for the GPU.
+fn time_row<T: Value>(
+    timer: &mut Timer,
+    bufs: &mut Buffers<T>,
+    mut call: impl FnMut(Slot<'_, T>) -> BoxResult<()>,
+) -> BoxResult<f64> {
+    let k = bufs.copies();
+    bufs.prepare(&timer.stream.clone())?;
+    timer.median_us(|step| {
+        if let Step::Run(i) = step {
+            call(bufs.slot(i % k))?;
+        }
+        Ok(())
+    })
+}
+
+/// Checks the run count and outputs of the last timed call against the host, and makes the row.
+fn checked_row<T: Value>(
+    timer: &Timer,
+    timed: Timed,
+    algo: Algo,
+    log2n: u32,
+    bufs: &mut Buffers<T>,
+    memcpy_gbps: f64,
+) -> BoxResult<Row> {
+    let stream = &timer.stream;
+    let (k, n) = (bufs.copies(), bufs.n);
+    let last = timer.last_buffer(k);
+    let label = algo.name();
+    let want = bufs.reference.get(algo, &bufs.host_keys, &bufs.host_values)?;
+    let runs = match want.runs() {
+        Some(runs) => {
+            let c = stream.clone_dtoh(&bufs.counts[last])?[0];
+            let got = usize::try_from(c).unwrap_or(usize::MAX);
+            if got != runs {
+                return check_failed(format!("{label} {} n={n}: run count is {got}, host says {runs}", T::NAME));
+            }
+            runs
+        }
+        None => n,
+    };
+    let full = n < FULL_CHECK_BELOW;
+    let (a, b) = (&bufs.first[last], &bufs.second[last]);
+    let (a_label, b_label) = match want {
+        Want::Pairs(..) => ("keys", "values"),
+        Want::Encoded(..) if algo == Algo::RunEnds => ("values", "ends"),
+        Want::Encoded(..) => ("values", "lengths"),
+        Want::Positions(..) => ("offsets", "lengths"),
+        Want::Scan(..) => ("output", ""),
+    };
+    let (a_label, b_label) = (format!("{label} {a_label}"), format!("{label} {b_label}"));
+    match want {
+        Want::Pairs(wa, wb) => {
+            check(stream, &a_label, n, &a.slice(..runs), wa, full)?;
+            check(stream, &b_label, n, &b.slice(..runs), wb, full)?;
+        }
+        Want::Encoded(wa, wb) => {
+            check(stream, &a_label, n, &a.slice(..runs), wa, full)?;
+            check(stream, &b_label, n, &as_u32(b, runs), wb, full)?;
+        }
+        Want::Positions(wa, wb) => {
+            check(stream, &a_label, n, &as_u32(a, runs), wa, full)?;
+            check(stream, &b_label, n, &as_u32(b, runs), wb, full)?;
+        }
+        Want::Scan(wa) => check(stream, &a_label, n, &a.slice(..n), wa, full)?,
+    }
+    Ok(Row {
+        label: timed.label,
+        ty: T::NAME,
+        log2n,
+        copies: k,
+        median_us: timed.us,
+        gbps: gbps(algo.bytes(n, size_of::<T>(), runs), timed.us),
+        memcpy_gbps,
+    })
+}
+
+/// One timed call of CUB on a slot.
+#[cfg(feature = "cub-baseline")]
+type CubCall<T> = Box<dyn FnMut(Slot<'_, T>) -> BoxResult<()>>;
+
+/// CUB's call for a row on `n` keys, with its temporary storage: `None` where CUB has no counterpart
+/// (run-end encoding). Outputs are the lookback row's: keys or values in `first`, values or `u32`
+/// lengths in `second`, offsets as `u32`s in `first`; the exclusive scan starts from `scan_init`.
+#[cfg(feature = "cub-baseline")]
+fn cub_call<T: Value>(algo: Algo, stream: &Arc<CudaStream>, n: usize) -> Option<BoxResult<CubCall<T>>> {
+    use common::cub::Runner;
+    const NO_VALUES: &str = "values are made for keyed rows";
+    let fns = T::RUNS?;
+    Some(match algo {
+        Algo::ReduceByKeySum => Runner::new(fns.reduce_by_key_sum, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| r.reduce_by_key(s.keys, s.first, s.values.ok_or(NO_VALUES)?, s.second, s.count))
+        }),
+        Algo::UniqueByKey => Runner::new(fns.unique_by_key, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| r.unique_by_key(s.keys, s.values.ok_or(NO_VALUES)?, s.first, s.second, s.count))
+        }),
+        Algo::Rle | Algo::RleLong => Runner::new(fns.run_length_encode, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| r.run_length_encode(s.keys, s.first, &mut as_u32_mut(s.second, n), s.count))
+        }),
+        Algo::NonTrivialRuns => Runner::new(fns.non_trivial_runs, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| {
+                r.non_trivial_runs(s.keys, &mut as_u32_mut(s.first, n), &mut as_u32_mut(s.second, n), s.count)
+            })
+        }),
+        Algo::ScanByKeyInclSum => Runner::new(fns.inclusive_sum_by_key, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| r.scan_by_key(s.keys, s.values.ok_or(NO_VALUES)?, s.first))
+        }),
+        Algo::ScanByKeyExclSum => Runner::new(fns.exclusive_scan_by_key, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| r.scan_by_key(s.keys, s.values.ok_or(NO_VALUES)?, s.first, &scan_init::<T>()))
+        }),
+        Algo::RunEnds => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // The benchmark
 // ---------------------------------------------------------------------------------------------
 
@@ -414,6 +566,12 @@ impl Bench {
             let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.keys, &mut bufs.first, report)?;
             for &algo in &rows {
                 let row = self.run_row(algo, log2n, &mut bufs, memcpy_gbps)?;
+                #[cfg(feature = "cub-baseline")]
+                {
+                    let cub = self.run_cub_row(algo, log2n, &mut bufs, memcpy_gbps);
+                    report.push_with_cub(row, cub)?;
+                }
+                #[cfg(not(feature = "cub-baseline"))]
                 report.push(row)?;
             }
         }
@@ -422,75 +580,32 @@ impl Bench {
 
     /// Times one row, then checks the count and outputs of its last run against the host.
     fn run_row<T: Value>(&mut self, algo: Algo, log2n: u32, bufs: &mut Buffers<T>, memcpy_gbps: f64) -> BoxResult<Row> {
-        let stream = self.stream();
-        let (k, n) = (bufs.copies(), bufs.n);
-        bufs.prepare(&stream)?;
-        let ws = &mut self.ws;
-        let (keys, values) = (&bufs.keys, &bufs.values);
-        let (first, second, counts) = (&mut bufs.first, &mut bufs.second, &mut bufs.counts);
-        let us = self.timer.median_us(|step| {
-            if let Step::Run(i) = step {
-                let j = i % k;
-                let slot = Slot {
-                    keys: &keys[j],
-                    values: values.get(j),
-                    first: &mut first[j],
-                    second: &mut second[j],
-                    count: &mut counts[j],
-                };
-                call(ws, algo, n, slot)?;
-            }
-            Ok(())
-        })?;
+        let (ws, n) = (&mut self.ws, bufs.n);
+        let us = time_row(&mut self.timer, bufs, |slot| Ok(call(ws, algo, n, slot)?))?;
+        let timed = Timed { label: common::engine_label(algo.name(), self.engine), us };
+        checked_row(&self.timer, timed, algo, log2n, bufs, memcpy_gbps)
+    }
 
-        let last = self.timer.last_buffer(k);
-        let label = algo.name();
-        let want = reference(algo, &bufs.host_keys, &bufs.host_values)?;
-        let runs = match want.runs() {
-            Some(runs) => {
-                let c = stream.clone_dtoh(&bufs.counts[last])?[0];
-                let got = usize::try_from(c).unwrap_or(usize::MAX);
-                if got != runs {
-                    return check_failed(format!("{label} {} n={n}: run count is {got}, host says {runs}", T::NAME));
-                }
-                runs
-            }
-            None => n,
-        };
-        let full = n < FULL_CHECK_BELOW;
-        let (a, b) = (&bufs.first[last], &bufs.second[last]);
-        let (a_label, b_label) = match want {
-            Want::Pairs(..) => ("keys", "values"),
-            Want::Encoded(..) if algo == Algo::RunEnds => ("values", "ends"),
-            Want::Encoded(..) => ("values", "lengths"),
-            Want::Positions(..) => ("offsets", "lengths"),
-            Want::Scan(..) => ("output", ""),
-        };
-        let (a_label, b_label) = (format!("{label} {a_label}"), format!("{label} {b_label}"));
-        match &want {
-            Want::Pairs(wa, wb) => {
-                check(&stream, &a_label, n, &a.slice(..runs), wa, full)?;
-                check(&stream, &b_label, n, &b.slice(..runs), wb, full)?;
-            }
-            Want::Encoded(wa, wb) => {
-                check(&stream, &a_label, n, &a.slice(..runs), wa, full)?;
-                check(&stream, &b_label, n, &as_u32(b, runs), wb, full)?;
-            }
-            Want::Positions(wa, wb) => {
-                check(&stream, &a_label, n, &as_u32(a, runs), wa, full)?;
-                check(&stream, &b_label, n, &as_u32(b, runs), wb, full)?;
-            }
-            Want::Scan(wa) => check(&stream, &a_label, n, &a.slice(..n), wa, full)?,
-        }
-        Ok(Row {
-            label: common::engine_label(label, self.engine),
-            ty: T::NAME,
-            log2n,
-            copies: k,
-            median_us: us,
-            gbps: gbps(algo.bytes(n, size_of::<T>(), runs), us),
-            memcpy_gbps,
-        })
+    /// CUB's counterpart of a row (`None`: CUB has none), on the same buffers, timed and checked the
+    /// same way.
+    #[cfg(feature = "cub-baseline")]
+    fn run_cub_row<T: Value>(
+        &mut self,
+        algo: Algo,
+        log2n: u32,
+        bufs: &mut Buffers<T>,
+        memcpy_gbps: f64,
+    ) -> Option<BoxResult<Row>> {
+        let call = cub_call::<T>(algo, &self.stream(), bufs.n)?;
+        Some(call.and_then(|mut call| {
+            // One untimed call first: the runtime loads each CUB kernel at its first launch, and
+            // open_gpu preloaded lookback's.
+            call(bufs.slot(0))?;
+            self.stream().synchronize()?;
+            let us = time_row(&mut self.timer, bufs, call)?;
+            let timed = Timed { label: format!("cub:{}", algo.name()), us };
+            checked_row(&self.timer, timed, algo, log2n, bufs, memcpy_gbps)
+        }))
     }
 
     fn run_type(&mut self, ty: ElemType, log2n: u32, algos: &[Algo], report: &mut Report) -> BoxResult<()> {

@@ -216,6 +216,48 @@ fn call<T: Sample>(
     }
 }
 
+/// Times `call` on the row's buffers, each run on the next input/output pair: outputs prepared first,
+/// and an in-place row's buffer restored, untimed, after each call.
+fn time_row<T: Sample>(
+    timer: &mut Timer,
+    algo: Algo,
+    bufs: &mut Buffers<T>,
+    mut call: impl FnMut(&CudaSlice<T>, &mut CudaSlice<T>) -> BoxResult<()>,
+) -> BoxResult<f64> {
+    let stream = timer.stream.clone();
+    let k = bufs.copies();
+    bufs.prepare(&stream, algo)?;
+    let (inputs, outputs) = (&bufs.inputs, &mut bufs.outputs);
+    timer.median_us(|step| {
+        match step {
+            Step::Run(i) => call(&inputs[i % k], &mut outputs[i % k])?,
+            // The in-place scan consumed its input: restore it, untimed, for the call that
+            // next uses this buffer (k runs later, so the copy is out of the L2 by then).
+            Step::Reset(i) if algo.in_place() => stream.memcpy_dtod(&inputs[i % k], &mut outputs[i % k])?,
+            Step::Reset(_) => {}
+        }
+        Ok(())
+    })
+}
+
+/// Checks the output of the last timed call against the host, and makes the row.
+fn checked_row<T: Sample>(
+    timer: &Timer,
+    label: String,
+    algo: Algo,
+    log2n: u32,
+    bufs: &mut Buffers<T>,
+    us: f64,
+    memcpy_gbps: f64,
+) -> BoxResult<Row> {
+    let k = bufs.copies();
+    let last = timer.last_buffer(k);
+    let want = bufs.reference.get(&bufs.host, algo.reference())?;
+    let out = &bufs.outputs[last];
+    check(&timer.stream, &label, out.len(), &out.as_view(), want, false)?;
+    Ok(Row { label, ty: T::NAME, log2n, copies: k, median_us: us, gbps: gbps(2 * bufs.bytes(), us), memcpy_gbps })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rows and output
 // ---------------------------------------------------------------------------------------------
@@ -260,6 +302,12 @@ impl Bench {
         let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.inputs, &mut bufs.outputs, report)?;
         for &spec in specs {
             let row = self.run_row(spec, log2n, &mut bufs, memcpy_gbps)?;
+            #[cfg(feature = "cub-baseline")]
+            {
+                let cub = self.run_cub_row(spec, log2n, &mut bufs, memcpy_gbps);
+                report.push_with_cub(row, cub)?;
+            }
+            #[cfg(not(feature = "cub-baseline"))]
             report.push(row)?;
         }
         Ok(())
@@ -273,32 +321,47 @@ impl Bench {
         bufs: &mut Buffers<T>,
         memcpy_gbps: f64,
     ) -> BoxResult<Row> {
-        let stream = self.stream();
         let algo = spec.algo;
-        let k = bufs.copies();
-        bufs.prepare(&stream, algo)?;
         self.ws.set_backoff(spec.backoff);
         let ws = &mut self.ws;
-        let (inputs, outputs) = (&bufs.inputs, &mut bufs.outputs);
-        let timed = self.timer.median_us(|step| {
-            match step {
-                Step::Run(i) => call(ws, algo, &inputs[i % k], &mut outputs[i % k])?,
-                // The in-place scan consumed its input: restore it, untimed, for the call that
-                // next uses this buffer (k runs later, so the copy is out of the L2 by then).
-                Step::Reset(i) if algo.in_place() => stream.memcpy_dtod(&inputs[i % k], &mut outputs[i % k])?,
-                Step::Reset(_) => {}
-            }
-            Ok(())
-        });
+        let timed = time_row(&mut self.timer, algo, bufs, |input, output| Ok(call(ws, algo, input, output)?));
         self.ws.set_backoff(None);
         let us = timed?;
+        checked_row(&self.timer, spec.label(self.engine), algo, log2n, bufs, us, memcpy_gbps)
+    }
 
-        let last = self.timer.last_buffer(k);
-        let label = spec.label(self.engine);
-        let want = bufs.reference.get(&bufs.host, algo.reference())?;
-        let out = &bufs.outputs[last];
-        check(&stream, &label, out.len(), &out.as_view(), want, false)?;
-        Ok(Row { label, ty: T::NAME, log2n, copies: k, median_us: us, gbps: gbps(2 * bufs.bytes(), us), memcpy_gbps })
+    /// CUB's counterpart of a row (`None`: CUB has none; back-off rows only vary lookback), on the same
+    /// buffers, timed and checked the same way.
+    #[cfg(feature = "cub-baseline")]
+    fn run_cub_row<T: Sample>(
+        &mut self,
+        spec: RowSpec,
+        log2n: u32,
+        bufs: &mut Buffers<T>,
+        memcpy_gbps: f64,
+    ) -> Option<BoxResult<Row>> {
+        if spec.backoff.is_some() {
+            return None;
+        }
+        let fns = T::SCAN?;
+        let algo = spec.algo;
+        let f = match algo {
+            Algo::InclusiveSum | Algo::InclusiveSumInPlace => fns.inclusive_sum,
+            Algo::ExclusiveSum => fns.exclusive_sum,
+            Algo::InclusiveMax => fns.inclusive_max,
+        };
+        let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
+        Some(runner.and_then(|mut runner| {
+            let mut run = |input: &CudaSlice<T>, output: &mut CudaSlice<T>| {
+                if algo.in_place() { runner.scan_in_place(output) } else { runner.scan(input, output) }
+            };
+            // One untimed call first: the runtime loads each CUB kernel at its first launch, and
+            // open_gpu preloaded lookback's.
+            run(&bufs.inputs[0], &mut bufs.outputs[0])?;
+            self.stream().synchronize()?;
+            let us = time_row(&mut self.timer, algo, bufs, run)?;
+            checked_row(&self.timer, format!("cub:{}", algo.name()), algo, log2n, bufs, us, memcpy_gbps)
+        }))
     }
 
     fn run_type(&mut self, ty: ElemType, log2n: u32, specs: &[RowSpec], report: &mut Report) -> BoxResult<()> {

@@ -227,12 +227,22 @@ struct Preds<T> {
     compound_or: Pred<T>,
 }
 
+/// The threshold of the 50 % rows: `RANGE / 2`.
+fn half<T: Value>() -> T {
+    T::from_u32(T::RANGE / 2)
+}
+
+/// The threshold of the 1 % row: `RANGE / 100`.
+fn one_percent<T: Value>() -> T {
+    T::from_u32(T::RANGE / 100)
+}
+
 impl<T: Value> Preds<T> {
     fn new() -> Preds<T> {
-        let half = T::from_u32(T::RANGE / 2);
+        let half = half::<T>();
         Preds {
             half: Pred::lt(half),
-            one: Pred::lt(T::from_u32(T::RANGE / 100)),
+            one: Pred::lt(one_percent::<T>()),
             compound: Pred::ge(T::from_u32(0)) & Pred::lt(half) & Pred::ne(T::never()),
             compound_or: Pred::lt(half) & (Pred::ne(T::never()) | Pred::eq(T::from_u32(0))),
         }
@@ -325,6 +335,17 @@ impl<T: Value> Buffers<T> {
         self.inputs.len()
     }
 
+    /// The buffers of the calls on copy `j`.
+    fn slot(&mut self, j: usize) -> Slot<'_, T> {
+        Slot {
+            input: &self.inputs[j],
+            flags: self.flags.get(j),
+            output: &mut self.outputs[j],
+            rejected: self.rejected.get_mut(j),
+            count: &mut self.counts[j],
+        }
+    }
+
     /// Before a row: the in-place row starts from copies of the input, the others from poisoned
     /// outputs and counts, so a kernel that writes nothing cannot pass the check.
     fn prepare(&mut self, stream: &Arc<CudaStream>, algo: Algo) -> Result<(), DriverError> {
@@ -379,6 +400,135 @@ fn call<T: Value>(ws: &mut Workspace, algo: Algo, preds: &Preds<T>, s: Slot<'_, 
     Ok(None)
 }
 
+/// What timing a row gave: its label, its median time and the count its last call returned (`None`
+/// when the count stayed on the device).
+struct Timed {
+    label: String,
+    us: f64,
+    returned: Option<usize>,
+}
+
+/// Times `call` on the row's buffers, each run on the next copy: outputs and counts prepared first,
+/// and the in-place row's buffer restored, untimed, after each call. Returns the median and the count
+/// the last call returned.
+fn time_row<T: Value>(
+    timer: &mut Timer,
+    algo: Algo,
+    bufs: &mut Buffers<T>,
+    mut call: impl FnMut(Slot<'_, T>) -> BoxResult<Option<usize>>,
+) -> BoxResult<(f64, Option<usize>)> {
+    let stream = timer.stream.clone();
+    let k = bufs.copies();
+    bufs.prepare(&stream, algo)?;
+    let mut returned = None;
+    let us = timer.median_us(|step| {
+        match step {
+            Step::Run(i) => returned = call(bufs.slot(i % k))?,
+            // The in-place call consumed its input: restore it, untimed, for the call that
+            // next uses this buffer (k runs later, so the copy is out of the L2 by then).
+            Step::Reset(i) if algo.in_place() => stream.memcpy_dtod(&bufs.inputs[i % k], &mut bufs.outputs[i % k])?,
+            Step::Reset(_) => {}
+        }
+        Ok(())
+    })?;
+    Ok((us, returned))
+}
+
+/// Checks the count and output of the last timed call against the host, and makes the row.
+fn checked_row<T: Value>(
+    timer: &Timer,
+    timed: Timed,
+    algo: Algo,
+    log2n: u32,
+    preds: &Preds<T>,
+    bufs: &mut Buffers<T>,
+    memcpy_gbps: f64,
+) -> BoxResult<Row> {
+    let stream = &timer.stream;
+    let k = bufs.copies();
+    let last = timer.last_buffer(k);
+    let label = algo.name();
+    let n = bufs.host.len();
+    let got = match timed.returned {
+        Some(c) => c,
+        None => {
+            let c = stream.clone_dtoh(&bufs.counts[last])?[0];
+            usize::try_from(c).unwrap_or(usize::MAX)
+        }
+    };
+    let selected = match algo.reference() {
+        None => host::count_if(&bufs.host, &preds.half),
+        Some(kind) => bufs.reference.get(kind, &bufs.host, &bufs.host_flags, preds)?.1,
+    };
+    if got != selected {
+        return check_failed(format!("{label} {} n={n}: count is {got}, host says {selected}", T::NAME));
+    }
+    if let Some(kind) = algo.reference() {
+        let (want, _) = bufs.reference.get(kind, &bufs.host, &bufs.host_flags, preds)?;
+        let full = n < FULL_CHECK_BELOW;
+        let out = &bufs.outputs[last];
+        match algo {
+            Algo::PartitionReversed50 | Algo::PartitionStable50 => check(stream, label, n, &out.as_view(), want, full)?,
+            Algo::PartitionSplit50 => {
+                let (sel, rej) = want.split_at(selected);
+                let rejected = &bufs.rejected[last];
+                let (sel_label, rej_label) = (format!("{label} selected"), format!("{label} rejected"));
+                check(stream, &sel_label, n, &out.slice(..selected), sel, full)?;
+                check(stream, &rej_label, n, &rejected.slice(..n - selected), rej, full)?;
+            }
+            _ => check(stream, label, n, &out.slice(..selected), want, full)?,
+        }
+    }
+    Ok(Row {
+        label: timed.label,
+        ty: T::NAME,
+        log2n,
+        copies: k,
+        median_us: timed.us,
+        gbps: gbps(algo.bytes(n, size_of::<T>(), selected), timed.us),
+        memcpy_gbps,
+    })
+}
+
+/// One timed call of CUB on a slot; it returns no count (CUB leaves it on the device).
+#[cfg(feature = "cub-baseline")]
+type CubCall<T> = Box<dyn FnMut(Slot<'_, T>) -> BoxResult<Option<usize>>>;
+
+/// CUB's call for a row on `n` items, with its temporary storage: `None` where CUB has no counterpart.
+/// CUB compiles its predicate, so the compound rows would time its `select_if_50` again; it has no
+/// count_if and no stable partition. Thresholds are the rows' own (`half`, `one_percent`).
+#[cfg(feature = "cub-baseline")]
+fn cub_call<T: Value>(algo: Algo, stream: &Arc<CudaStream>, n: usize) -> Option<BoxResult<CubCall<T>>> {
+    use common::cub::Runner;
+    let fns = T::SELECT?;
+    Some(match algo {
+        Algo::SelectIf50 | Algo::SelectIf1 => {
+            let threshold = if algo == Algo::SelectIf50 { half::<T>() } else { one_percent::<T>() };
+            Runner::new(fns.select_if, stream, n).map(|mut r| -> CubCall<T> {
+                Box::new(move |s| r.select(s.input, s.output, s.count, &threshold).map(|()| None))
+            })
+        }
+        Algo::SelectIfInPlace50 => Runner::new(fns.select_if_in_place, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| r.select_in_place(s.output, s.count, &half::<T>()).map(|()| None))
+        }),
+        Algo::SelectFlagged50 => Runner::new(fns.select_flagged, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| {
+                let flags = s.flags.ok_or("flags are made for select_flagged rows")?;
+                r.select_flagged(s.input, flags, s.output, s.count).map(|()| None)
+            })
+        }),
+        // CUB's DevicePartition::If writes the rejected items reversed: the reversed layout.
+        Algo::PartitionReversed50 => Runner::new(fns.partition_if, stream, n).map(|mut r| -> CubCall<T> {
+            Box::new(move |s| r.select(s.input, s.output, s.count, &half::<T>()).map(|()| None))
+        }),
+        Algo::UniqueRun4 => Runner::new(fns.unique, stream, n)
+            .map(|mut r| -> CubCall<T> { Box::new(move |s| r.unique(s.input, s.output, s.count).map(|()| None)) }),
+        Algo::Compound50 | Algo::CompoundOr50 | Algo::CountIf50 | Algo::PartitionStable50 | Algo::PartitionSplit50 => {
+            return None;
+        }
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // The benchmark
 // ---------------------------------------------------------------------------------------------
@@ -409,6 +559,12 @@ impl Bench {
             let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.inputs, &mut bufs.outputs, report)?;
             for &algo in &rows {
                 let row = self.run_row(algo, log2n, &preds, &mut bufs, memcpy_gbps)?;
+                #[cfg(feature = "cub-baseline")]
+                {
+                    let cub = self.run_cub_row(algo, log2n, &preds, &mut bufs, memcpy_gbps);
+                    report.push_with_cub(row, cub)?;
+                }
+                #[cfg(not(feature = "cub-baseline"))]
                 report.push(row)?;
             }
         }
@@ -424,79 +580,33 @@ impl Bench {
         bufs: &mut Buffers<T>,
         memcpy_gbps: f64,
     ) -> BoxResult<Row> {
-        let stream = self.stream();
-        let k = bufs.copies();
-        bufs.prepare(&stream, algo)?;
         let ws = &mut self.ws;
-        let (inputs, flags) = (&bufs.inputs, &bufs.flags);
-        let (outputs, rejected, counts) = (&mut bufs.outputs, &mut bufs.rejected, &mut bufs.counts);
-        // The count the last call returned, for the rows whose call returns it.
-        let mut returned = None;
-        let us = self.timer.median_us(|step| {
-            match step {
-                Step::Run(i) => {
-                    let j = i % k;
-                    let slot = Slot {
-                        input: &inputs[j],
-                        flags: flags.get(j),
-                        output: &mut outputs[j],
-                        rejected: rejected.get_mut(j),
-                        count: &mut counts[j],
-                    };
-                    returned = call(ws, algo, preds, slot)?;
-                }
-                // The in-place call consumed its input: restore it, untimed, for the call that
-                // next uses this buffer (k runs later, so the copy is out of the L2 by then).
-                Step::Reset(i) if algo.in_place() => stream.memcpy_dtod(&inputs[i % k], &mut outputs[i % k])?,
-                Step::Reset(_) => {}
-            }
-            Ok(())
-        })?;
+        let (us, returned) = time_row(&mut self.timer, algo, bufs, |slot| Ok(call(ws, algo, preds, slot)?))?;
+        let timed = Timed { label: common::engine_label(algo.name(), self.engine), us, returned };
+        checked_row(&self.timer, timed, algo, log2n, preds, bufs, memcpy_gbps)
+    }
 
-        let last = self.timer.last_buffer(k);
-        let label = algo.name();
-        let n = bufs.host.len();
-        let got = match returned {
-            Some(c) => c,
-            None => {
-                let c = stream.clone_dtoh(&bufs.counts[last])?[0];
-                usize::try_from(c).unwrap_or(usize::MAX)
-            }
-        };
-        let selected = match algo.reference() {
-            None => host::count_if(&bufs.host, &preds.half),
-            Some(kind) => bufs.reference.get(kind, &bufs.host, &bufs.host_flags, preds)?.1,
-        };
-        if got != selected {
-            return check_failed(format!("{label} {} n={n}: count is {got}, host says {selected}", T::NAME));
-        }
-        if let Some(kind) = algo.reference() {
-            let (want, _) = bufs.reference.get(kind, &bufs.host, &bufs.host_flags, preds)?;
-            let full = n < FULL_CHECK_BELOW;
-            let out = &bufs.outputs[last];
-            match algo {
-                Algo::PartitionReversed50 | Algo::PartitionStable50 => {
-                    check(&stream, label, n, &out.as_view(), want, full)?
-                }
-                Algo::PartitionSplit50 => {
-                    let (sel, rej) = want.split_at(selected);
-                    let rejected = &bufs.rejected[last];
-                    let (sel_label, rej_label) = (format!("{label} selected"), format!("{label} rejected"));
-                    check(&stream, &sel_label, n, &out.slice(..selected), sel, full)?;
-                    check(&stream, &rej_label, n, &rejected.slice(..n - selected), rej, full)?;
-                }
-                _ => check(&stream, label, n, &out.slice(..selected), want, full)?,
-            }
-        }
-        Ok(Row {
-            label: common::engine_label(label, self.engine),
-            ty: T::NAME,
-            log2n,
-            copies: k,
-            median_us: us,
-            gbps: gbps(algo.bytes(n, size_of::<T>(), selected), us),
-            memcpy_gbps,
-        })
+    /// CUB's counterpart of a row (`None`: CUB has none), on the same buffers, timed and checked the
+    /// same way.
+    #[cfg(feature = "cub-baseline")]
+    fn run_cub_row<T: Value>(
+        &mut self,
+        algo: Algo,
+        log2n: u32,
+        preds: &Preds<T>,
+        bufs: &mut Buffers<T>,
+        memcpy_gbps: f64,
+    ) -> Option<BoxResult<Row>> {
+        let call = cub_call::<T>(algo, &self.stream(), bufs.host.len())?;
+        Some(call.and_then(|mut call| {
+            // One untimed call first: the runtime loads each CUB kernel at its first launch, and
+            // open_gpu preloaded lookback's.
+            call(bufs.slot(0))?;
+            self.stream().synchronize()?;
+            let (us, returned) = time_row(&mut self.timer, algo, bufs, call)?;
+            let timed = Timed { label: format!("cub:{}", algo.name()), us, returned };
+            checked_row(&self.timer, timed, algo, log2n, preds, bufs, memcpy_gbps)
+        }))
     }
 
     fn run_type(&mut self, ty: ElemType, log2n: u32, algos: &[Algo], report: &mut Report) -> BoxResult<()> {

@@ -2,7 +2,11 @@
 //! rotation against the L2, the memcpy baseline, output checks, and the printed and CSV report.
 //!
 //! Each bench includes this file with `mod common;`, and no bench uses every item of it.
+//! With the `cub-baseline` feature, `cub` adds CUB on the same buffers (benches/README.md).
 #![allow(dead_code)]
+
+#[cfg(feature = "cub-baseline")]
+pub mod cub;
 
 use lookback::Element;
 use lookback::cudarc::driver::{
@@ -40,7 +44,14 @@ pub const SUMMARY_LOG2N: u32 = 28;
 pub const HEAD_START_BYTES: usize = GIB;
 /// ...this many runs, so back-to-back small kernels are timed without host launch gaps.
 pub const RUNS_PER_HEAD_START: usize = 15;
+#[cfg(not(feature = "cub-baseline"))]
 pub const CSV_HEADER: &str = "algo,type,log2n,n,median_us,gbps,vs_memcpy,memcpy_gbps";
+/// With CUB, one more column at the end (so readers of the others are unaffected): CUB's time over
+/// lookback's, on lookback rows that have a `cub:` row; empty elsewhere.
+#[cfg(feature = "cub-baseline")]
+pub const CSV_HEADER: &str = "algo,type,log2n,n,median_us,gbps,vs_memcpy,memcpy_gbps,vs_cub";
+/// What ends a CSV line that has no `vs_cub` value.
+const CSV_NO_VS_CUB: &str = if cfg!(feature = "cub-baseline") { "," } else { "" };
 
 // ---------------------------------------------------------------------------------------------
 // Command line
@@ -200,8 +211,16 @@ pub fn csv_paths(csv: &Path, name: &str) -> Vec<PathBuf> {
 // Element types
 // ---------------------------------------------------------------------------------------------
 
+/// With `cub-baseline`, the shim's functions of an element type; without, nothing.
+#[cfg(feature = "cub-baseline")]
+pub use cub::Element as CubElement;
+#[cfg(not(feature = "cub-baseline"))]
+pub trait CubElement {}
+#[cfg(not(feature = "cub-baseline"))]
+impl<T> CubElement for T {}
+
 /// What every bench needs of an element type beyond [`Element`].
-pub trait BenchElement: Element {
+pub trait BenchElement: Element + CubElement {
     const NAME: &'static str;
     /// Whether a device output matches the host reference.
     fn matches(got: Self, want: Self) -> bool;
@@ -286,6 +305,12 @@ pub fn open_gpu(stream: &Arc<CudaStream>, reps: usize) -> BoxResult<()> {
     if let Err(e) = lookback::__private::load_all_kernels(stream) {
         println!("warning: preloading the kernels failed ({e}); the first calls will load them");
     }
+    #[cfg(feature = "cub-baseline")]
+    println!(
+        "CUB {} on the same buffers (cub-baseline): a cub:<row> line after each lookback row CUB has, \
+         lookback/cub = CUB's time / lookback's (> 1: lookback faster)",
+        cub::version()
+    );
     Ok(())
 }
 
@@ -578,6 +603,19 @@ impl Row {
     }
 }
 
+/// A row's printed columns, up to `vs_memcpy`.
+fn line(row: &Row) -> String {
+    format!(
+        "{:<30} {:>3} n=2^{:<2}  t={:>10.1} us   GB/s {:>7.1}  vs_memcpy {:.3}",
+        row.label,
+        row.ty,
+        row.log2n,
+        row.median_us,
+        row.gbps,
+        row.vs_memcpy()
+    )
+}
+
 /// Prints rows, appends them to the CSV files as they come (a failed run keeps what it measured),
 /// and remembers them for the summary.
 pub struct Report {
@@ -598,20 +636,44 @@ impl Report {
     }
 
     pub fn push(&mut self, row: Row) -> BoxResult<()> {
-        println!(
-            "{:<30} {:>3} n=2^{:<2}  t={:>10.1} us   GB/s {:>7.1}  vs_memcpy {:.3}  (copies {})",
-            row.label,
-            row.ty,
-            row.log2n,
-            row.median_us,
-            row.gbps,
-            row.vs_memcpy(),
-            row.copies
-        );
+        println!("{}  (copies {})", line(&row), row.copies);
+        self.write_csv(&row, CSV_NO_VS_CUB)?;
+        self.rows.push(row);
+        Ok(())
+    }
+
+    /// Reports a lookback row and right after it CUB's on the same buffers, with CUB's time over
+    /// lookback's (`cub`: `None` where CUB has no counterpart). A failed CUB row is printed and
+    /// dropped: CUB is only the baseline, and the lookback row stands.
+    #[cfg(feature = "cub-baseline")]
+    pub fn push_with_cub(&mut self, row: Row, cub: Option<BoxResult<Row>>) -> BoxResult<()> {
+        match cub {
+            None => self.push(row),
+            Some(Ok(c)) => {
+                let ratio = c.median_us / row.median_us;
+                println!("{}  (copies {})", line(&row), row.copies);
+                self.write_csv(&row, &format!(",{ratio:.4}"))?;
+                println!("{}  lookback/cub {ratio:.3}", line(&c));
+                self.write_csv(&c, CSV_NO_VS_CUB)?;
+                self.rows.push(row);
+                self.rows.push(c);
+                Ok(())
+            }
+            Some(Err(e)) => {
+                self.push(row)?;
+                let what = if e.is::<CheckFailed>() { "CUB CHECK FAILED" } else { "CUB FAILED" };
+                println!("{what}: {e}");
+                Ok(())
+            }
+        }
+    }
+
+    /// One CSV line; `end` is what follows the common columns.
+    fn write_csv(&mut self, row: &Row, end: &str) -> BoxResult<()> {
         for w in &mut self.csv {
             writeln!(
                 w,
-                "{},{},{},{},{:.3},{:.2},{:.4},{:.2}",
+                "{},{},{},{},{:.3},{:.2},{:.4},{:.2}{end}",
                 row.label,
                 row.ty,
                 row.log2n,
@@ -623,7 +685,6 @@ impl Report {
             )?;
             w.flush()?;
         }
-        self.rows.push(row);
         Ok(())
     }
 
