@@ -387,8 +387,8 @@ fn call<T: Value>(ws: &mut Workspace, algo: Algo, preds: &Preds<T>, s: Slot<'_, 
             let flags = s.flags.expect("flags are made for select_flagged rows");
             ws.select_flagged_into(input, flags, output, count)?
         }
-        Algo::SelectIfInPlace50 => return ws.select_if_in_place(output, &preds.half).map(Some),
-        Algo::CountIf50 => return ws.count_if(input, &preds.half).map(Some),
+        Algo::SelectIfInPlace50 => ws.select_if_in_place_into(output, &preds.half, count)?,
+        Algo::CountIf50 => ws.count_if_into(input, &preds.half, count)?,
         Algo::PartitionReversed50 => ws.partition_if_reversed_into(input, &preds.half, output, count)?,
         Algo::PartitionStable50 => ws.partition_if_stable_into(input, &preds.half, output, count)?,
         Algo::PartitionSplit50 => {

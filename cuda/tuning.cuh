@@ -55,17 +55,16 @@
 // (predicate, packing) needs more warps to hide latency than the scan's (i32 select_if 50 % at 2^28:
 // 8 × 8 0.605, 12 × 4 0.592, 16 × 4 0.642 of memcpy; count_if 0.637 / 0.480 / 0.588).
 //
-// The run-based primitives (agent_pipe_runs.cuh) start from the scan's 8 warps of 8 chunks per lane (a
-// 32 KB slot holding keys and values: i32 + i32 is 4096 items) but keep each compute thread's exclusive
-// pair in static shared memory per slot (16 bytes × 256 threads = 4 KB), which leaves room for 6 stages,
-// reduced 3 ahead like selection. Measured slower than the classic agent (i32, runs of 4, 2^28:
-// reduce_by_key 1540 against 1258 us, run_length_encode 1745 against 928, unique_by_key 1749 against
-// 1219; benches/NOTES.md), so its min_tiles is the largest u32: Engine::Auto never takes it, and only
-// Engine::Persistent (tests, benches) runs it.
+// The run-based primitives (agent_pipe_runs.cuh) run 16 compute warps of 4 chunks per lane like
+// selection (a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a ring of 6 and 3 tiles
+// reduced ahead; the encodings also keep staged head indices (up to 32 KB) in static shared memory.
+// Their per-round work (warp scans of (count, payload) pairs, staging) is latency-bound with 8 warps:
+// i32 at 2^28, runs of 4, same call, 8 × 8 / 16 × 4: run_length_encode 1205 / 733 µs, reduce_by_key
+// 1231 / 1246, unique_by_key 1256 / 1263 (CUB 784, 1250, 1749; benches/NOTES.md).
 #define LOOKBACK_PIPE_TUNING(X)  \
     X(scan, 8, 8, 7, 4, 1024)    \
     X(select, 16, 4, 6, 3, 1024) \
-    X(runs, 8, 8, 6, 3, 1024)
+    X(runs, 16, 4, 6, 3, 1024)
 
 namespace lookback {
 

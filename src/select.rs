@@ -8,6 +8,8 @@ use crate::pred::{Pred, PredProgram};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
+mod on_device;
+
 /// What decides that an item is selected (`SOURCE_*` in `cuda/params.cuh`). Lives on the stack for one
 /// call, so the size difference between variants does not matter.
 #[derive(Clone, Copy, Debug)]
@@ -259,14 +261,9 @@ impl Workspace {
     }
 
     fn compact_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, source: Source) -> Result<usize> {
-        let n = buf.len();
         let stream = buf.stream().clone();
         let mut count = self.take_count_buffer(&stream)?;
-        {
-            let (ptr, _write) = buf.device_ptr_mut(&stream);
-            let (c, _c) = count.device_ptr_mut(&stream);
-            self.compact_raw::<T>(&stream, ptr, ptr, c, n, source)?;
-        }
+        self.compact_in_place_into(buf, source, &mut count)?;
         self.read_count(&stream, count)
     }
 
@@ -520,23 +517,9 @@ impl Workspace {
     /// # Ok(()) }
     /// ```
     pub fn count_if<T: Element, I: DevicePtr<T>>(&mut self, input: &I, pred: &Pred<T>) -> Result<usize> {
-        let program = pred.program()?;
         let stream = input.stream().clone();
         let mut count = self.take_count_buffer(&stream)?;
-        {
-            let (src, _read) = input.device_ptr(&stream);
-            let (c, _c) = count.device_ptr_mut(&stream);
-            let job = SelectJob {
-                input: src,
-                output: 0,
-                rejected: 0,
-                num_selected: c,
-                n: input.len(),
-                source: Source::Pred(program),
-                mode: Mode::Count,
-            };
-            self.select_raw::<T>(&stream, job)?;
-        }
+        self.count_if_into(input, pred, &mut count)?;
         self.read_count(&stream, count)
     }
 

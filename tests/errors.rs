@@ -97,6 +97,17 @@ fn selection_outputs_must_hold_every_item() {
     let mut out4 = stream.clone_htod(&[9u16; 4]).unwrap();
     let err = lookback::unique_into(&input, &mut out4, &mut empty_count).unwrap_err();
     assert!(matches!(err, Error::OutputTooSmall { what: "num_selected", .. }), "{err:?}");
+    // The forms of in-place compaction and counting that leave the count on the device.
+    let mut ws = lookback::Workspace::new(&stream);
+    let err = ws.select_if_in_place_into(&mut out4, &Pred::gt(2), &mut empty_count).unwrap_err();
+    assert!(matches!(err, Error::OutputTooSmall { what: "num_selected", .. }), "{err:?}");
+    let err = ws.unique_in_place_into(&mut out4, &mut empty_count).unwrap_err();
+    assert!(matches!(err, Error::OutputTooSmall { what: "num_selected", .. }), "{err:?}");
+    let err = ws.count_if_into(&input, &Pred::gt(2), &mut empty_count).unwrap_err();
+    assert!(matches!(err, Error::OutputTooSmall { what: "count", .. }), "{err:?}");
+    let short_flags = stream.clone_htod(&[1u8; 3]).unwrap();
+    let err = ws.select_flagged_in_place_into(&mut out4, &short_flags, &mut count).unwrap_err();
+    assert!(matches!(err, Error::LengthMismatch { .. }), "{err:?}");
     assert_eq!(stream.clone_dtoh(&out).unwrap(), [9; 3]);
     assert_eq!(stream.clone_dtoh(&out4).unwrap(), [9; 4]);
     assert_eq!(stream.clone_dtoh(&count).unwrap(), [42]);
@@ -112,6 +123,9 @@ fn empty_selection_writes_a_zero_count() {
     lookback::select_if_into(&input, &Pred::gt(0.0), &mut out, &mut count).unwrap();
     assert_eq!(stream.clone_dtoh(&count).unwrap(), [0]);
     assert_eq!(lookback::count_if(&input, &Pred::always()).unwrap(), 0);
+    let mut c = stream.clone_htod(&[42u64]).unwrap();
+    lookback::Workspace::new(&stream).count_if_into(&input, &Pred::always(), &mut c).unwrap();
+    assert_eq!(stream.clone_dtoh(&c).unwrap(), [0]);
     assert!(lookback::unique(&input).unwrap().is_empty());
 }
 

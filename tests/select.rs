@@ -61,6 +61,13 @@ fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: us
     let k = ws.select_if_in_place(&mut buf, &pred).unwrap();
     let got = stream.clone_dtoh(&buf).unwrap();
     same(&got[..k], &want, &format!("select_if_in_place {what}"));
+    // ... and its form that leaves the count on the device (over a poisoned count).
+    let mut buf = stream.clone_htod(&values).unwrap();
+    let mut kept = stream.clone_htod(&[u64::MAX]).unwrap();
+    ws.select_if_in_place_into(&mut buf, &pred, &mut kept).unwrap();
+    let k = stream.clone_dtoh(&kept).unwrap()[0] as usize;
+    assert_eq!(k, want.len(), "select_if_in_place_into {what}: count");
+    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_if_in_place_into {what}"));
 
     // select_flagged with u8 flags (nonzero values other than 1 too) and with bool flags.
     let flags_u8: Vec<u8> =
@@ -74,6 +81,12 @@ fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: us
     let mut buf = stream.clone_htod(&values).unwrap();
     let k = ws.select_flagged_in_place(&mut buf, &d_bools).unwrap();
     same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_flagged_in_place(bool) {what}"));
+    let mut buf = stream.clone_htod(&values).unwrap();
+    let mut kept = stream.clone_htod(&[u64::MAX]).unwrap();
+    ws.select_flagged_in_place_into(&mut buf, &d_flags, &mut kept).unwrap();
+    let k = stream.clone_dtoh(&kept).unwrap()[0] as usize;
+    assert_eq!(k, want.len(), "select_flagged_in_place_into(u8) {what}: count");
+    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_flagged_in_place_into(u8) {what}"));
 
     // The three partition layouts.
     let (stable, k) = host::partition_if(&values, &pred);
@@ -98,6 +111,9 @@ fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: us
 
     // count_if and mask_if.
     assert_eq!(ws.count_if(&d_in, &pred).unwrap(), want.len(), "count_if {what}");
+    let mut c = stream.clone_htod(&[u64::MAX, 5]).unwrap();
+    ws.count_if_into(&d_in, &pred, &mut c).unwrap();
+    assert_eq!(stream.clone_dtoh(&c).unwrap(), [want.len() as u64, 5], "count_if_into {what}");
     let mut m = stream.clone_htod(&vec![7u8; n + GUARD]).unwrap();
     ws.mask_if_into(&d_in, &pred, &mut m).unwrap();
     let got_mask = stream.clone_dtoh(&m).unwrap();
@@ -125,6 +141,12 @@ fn check_unique<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n:
     let mut buf = stream.clone_htod(&values).unwrap();
     let k = ws.unique_in_place(&mut buf).unwrap();
     same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("{what} in place"));
+    let mut buf = stream.clone_htod(&values).unwrap();
+    let mut kept = stream.clone_htod(&[u64::MAX]).unwrap();
+    ws.unique_in_place_into(&mut buf, &mut kept).unwrap();
+    let k = stream.clone_dtoh(&kept).unwrap()[0] as usize;
+    assert_eq!(k, want.len(), "{what} in place into: count");
+    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("{what} in place into"));
 }
 
 /// Sizes around the tile boundaries of `engine` (the persistent one: 32 KB tiles, a last tile ending in
