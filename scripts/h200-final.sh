@@ -13,7 +13,7 @@ exec > >(tee -a $R/summary-final.txt) 2>&1
 tar xJf target/bundle.tar.xz -C target
 b=target/gpu-bundle/bin
 pack() { tar czf $R/logs-final.tgz -C /tmp logs; }
-rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | cut -c1-96; }
+rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | cut -c1-150; }
 echo "== all tests"
 timeout 300 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
 grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"

@@ -136,9 +136,8 @@ pub struct Backoff {
 ///
 /// The same choice applies to compaction, counting and partitions by predicate or uniqueness
 /// (`select_if`, `unique`, `count_if`, `partition_if*`, in place too). Run-length and run-end encoding,
-/// `unique_by_key` and `reduce_by_key` also have a persistent kernel (`cuda/agent_pipe_runs.cuh`, which
-/// needs the keys and values 16-byte aligned), but it measured slower than the classic one, so only
-/// `Persistent` runs it; the other primitives have only the classic engine.
+/// `unique_by_key` and `reduce_by_key` too (`cuda/agent_pipe_runs.cuh`, which needs the keys and values
+/// 16-byte aligned); the other primitives have only the classic engine.
 ///
 /// # Example
 /// ```

@@ -12,9 +12,9 @@
 //!
 //! Engines: run-length and run-end encoding, `unique_by_key` and `reduce_by_key` also run on the
 //! persistent engine (`cuda/agent_pipe_runs.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when
-//! the keys (and values) are 16-byte aligned. [`Engine::Auto`](crate::Engine) keeps them classic: the
-//! persistent kernels measured slower (its `min_tiles` in `cuda/tuning.cuh` says why). Non-trivial runs and
-//! the scans by key are always classic.
+//! the keys (and values) are 16-byte aligned, and under [`Engine::Auto`](crate::Engine) from the runs
+//! row's `min_tiles` of `cuda/tuning.cuh` (1024 tiles: 2^23 i32 keys) up. Non-trivial runs and the scans
+//! by key are always classic.
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};

@@ -430,11 +430,10 @@ impl Workspace {
         B: DevicePtrMut<T>,
         M: DevicePtr<F>,
     {
-        check_flags(buf.len(), flags.len())?;
-        same_context(buf.stream(), flags.stream())?;
         let stream = buf.stream().clone();
-        let (f, _flags) = flags.device_ptr(&stream);
-        self.compact_in_place(buf, Source::Flags(f))
+        let mut count = self.take_count_buffer(&stream)?;
+        self.select_flagged_in_place_into(buf, flags, &mut count)?;
+        self.read_count(&stream, count)
     }
 
     /// Copies the first item of every run of equal adjacent items to the front of `output`, in order

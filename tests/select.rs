@@ -39,6 +39,21 @@ fn read_result<T: TestElement>(
     (all[..k].to_vec(), k)
 }
 
+/// Runs an in-place form that leaves its count on the device (over a poisoned count) on a fresh copy of
+/// `values`; returns the kept items.
+fn in_place_into<T: TestElement>(
+    stream: &Arc<CudaStream>,
+    values: &[T],
+    run: impl FnOnce(&mut CudaSlice<T>, &mut CudaSlice<u64>),
+) -> Vec<T> {
+    let mut buf = stream.clone_htod(values).unwrap();
+    let mut kept = stream.clone_htod(&[u64::MAX]).unwrap();
+    run(&mut buf, &mut kept);
+    let k = stream.clone_dtoh(&kept).unwrap()[0] as usize;
+    assert!(k <= values.len(), "count {k} > n {}", values.len());
+    stream.clone_dtoh(&buf).unwrap()[..k].to_vec()
+}
+
 /// Runs every selection function on one input and compares all of them with the host.
 fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: usize, pattern: Pattern, seed: u64) {
     let mask = pattern.mask(n, seed);
@@ -61,13 +76,9 @@ fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: us
     let k = ws.select_if_in_place(&mut buf, &pred).unwrap();
     let got = stream.clone_dtoh(&buf).unwrap();
     same(&got[..k], &want, &format!("select_if_in_place {what}"));
-    // ... and its form that leaves the count on the device (over a poisoned count).
-    let mut buf = stream.clone_htod(&values).unwrap();
-    let mut kept = stream.clone_htod(&[u64::MAX]).unwrap();
-    ws.select_if_in_place_into(&mut buf, &pred, &mut kept).unwrap();
-    let k = stream.clone_dtoh(&kept).unwrap()[0] as usize;
-    assert_eq!(k, want.len(), "select_if_in_place_into {what}: count");
-    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_if_in_place_into {what}"));
+    // ... and its form that leaves the count on the device.
+    let got = in_place_into(stream, &values, |b, c| ws.select_if_in_place_into(b, &pred, c).unwrap());
+    same(&got, &want, &format!("select_if_in_place_into {what}"));
 
     // select_flagged with u8 flags (nonzero values other than 1 too) and with bool flags.
     let flags_u8: Vec<u8> =
@@ -81,12 +92,8 @@ fn check_all<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n: us
     let mut buf = stream.clone_htod(&values).unwrap();
     let k = ws.select_flagged_in_place(&mut buf, &d_bools).unwrap();
     same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_flagged_in_place(bool) {what}"));
-    let mut buf = stream.clone_htod(&values).unwrap();
-    let mut kept = stream.clone_htod(&[u64::MAX]).unwrap();
-    ws.select_flagged_in_place_into(&mut buf, &d_flags, &mut kept).unwrap();
-    let k = stream.clone_dtoh(&kept).unwrap()[0] as usize;
-    assert_eq!(k, want.len(), "select_flagged_in_place_into(u8) {what}: count");
-    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("select_flagged_in_place_into(u8) {what}"));
+    let got = in_place_into(stream, &values, |b, c| ws.select_flagged_in_place_into(b, &d_flags, c).unwrap());
+    same(&got, &want, &format!("select_flagged_in_place_into(u8) {what}"));
 
     // The three partition layouts.
     let (stable, k) = host::partition_if(&values, &pred);
@@ -141,12 +148,8 @@ fn check_unique<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n:
     let mut buf = stream.clone_htod(&values).unwrap();
     let k = ws.unique_in_place(&mut buf).unwrap();
     same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("{what} in place"));
-    let mut buf = stream.clone_htod(&values).unwrap();
-    let mut kept = stream.clone_htod(&[u64::MAX]).unwrap();
-    ws.unique_in_place_into(&mut buf, &mut kept).unwrap();
-    let k = stream.clone_dtoh(&kept).unwrap()[0] as usize;
-    assert_eq!(k, want.len(), "{what} in place into: count");
-    same(&stream.clone_dtoh(&buf).unwrap()[..k], &want, &format!("{what} in place into"));
+    let got = in_place_into(stream, &values, |b, c| ws.unique_in_place_into(b, c).unwrap());
+    same(&got, &want, &format!("{what} in place into"));
 }
 
 /// Sizes around the tile boundaries of `engine` (the persistent one: 32 KB tiles, a last tile ending in
