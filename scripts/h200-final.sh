@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The whole device check of a session, one call (carry target/bundle.tar.xz, scripts; ~9 minutes):
-#   here:    ../shared/tools/gpu-bundle --cub && tar cf - -C target gpu-bundle | xz -9 -T8 > target/bundle.tar.xz
+# The whole device check of a session, one call (carry target/bundle.tar.xz; ~4-5 minutes):
+#   here:    scripts/bundle-cub.sh --cub && tar cf - -C target gpu-bundle | xz -9 -T8 > target/bundle.tar.xz
+#            (wait for xz to finish before the call: a partial archive fails on the device)
 #   device:  scripts/h200-final.sh
 # Every test binary (LOOKBACK_REQUIRE_GPU=1), the scan / select / runs benches (Auto engine; runs also
-# classic) and CUB on the same GPU in the same call, then compute-sanitizer on the scan, select and runs
+# classic) with CUB timed in the same process after each row it has (cub:<row> lines, lookback/cub), the
+# standalone CUB baseline, then compute-sanitizer on the scan, select and runs
 # sanitizer cases. Prints a summary (also $OUT/summary-final.txt); full logs and CSVs, packed after each
 # step so that a call cut short keeps what ran, in $OUT/logs-final.tgz (8 files at most come back).
 set -u
@@ -28,7 +30,8 @@ rows $OUT/bench-select.txt | grep -E "2\^(16|28)"
 pack
 timeout 100 $b/bench-runs --sizes 16,20,24,28 --reps 20 >$OUT/bench-runs.txt 2>&1
 rows $OUT/bench-runs.txt | grep -E "2\^(16|28)"
-timeout 60 $b/bench-runs --sizes 28 --reps 20 --engine classic --algos reduce_by_key_sum_run4,unique_by_key_run4,rle_run4 >$OUT/bench-runs-classic.txt 2>&1
+# OUT unset: the bench would also copy its CSV over $OUT/bench-runs.csv (the Auto rows).
+timeout 60 env -u OUT $b/bench-runs --sizes 28 --reps 20 --engine classic --algos reduce_by_key_sum_run4,unique_by_key_run4,rle_run4 --csv $OUT/bench-runs-classic.csv >$OUT/bench-runs-classic.txt 2>&1
 rows $OUT/bench-runs-classic.txt
 timeout 90 $b/cub_baseline --sizes 16,20,24,28,30 --reps 20 >$OUT/cub.txt 2>&1
 grep -E "n=2\^(16|28) " $OUT/cub.txt | awk '{print $1,$2,$3,$4,$NF}'
