@@ -12,6 +12,8 @@ import re
 import sys
 from pathlib import Path
 
+from svg_chart import line_chart
+
 ROW = re.compile(r"^(cub:)?(\S+)\s+(\S+) n=2\^(\d+)\s+t=\s*([\d.]+) us")
 # One curve per row name (i32 only); colours cycle.
 COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -34,45 +36,13 @@ def ratios(paths):
     return out
 
 
-def svg(curves, out, title):
-    w, h, left, right, top, bottom = 760, 460, 60, 230, 40, 50
-    xs = sorted({x for s in curves.values() for x in s})
-    ys = [v for s in curves.values() for v in s.values()]
-    ymin, ymax = min(0.5, min(ys)), max(ys) * 1.05
-    x0, x1 = xs[0], xs[-1]
-    px = lambda x: left + (x - x0) / (x1 - x0) * (w - left - right)
-    py = lambda y: h - bottom - (y - ymin) / (ymax - ymin) * (h - top - bottom)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
-             f'<rect width="{w}" height="{h}" fill="white"/>',
-             f'<text x="{left}" y="22" font-size="14">{title}</text>']
-    g = ymin
-    while g <= ymax:
-        parts.append(f'<line x1="{left}" x2="{w - right}" y1="{py(g):.1f}" y2="{py(g):.1f}" stroke="#ddd"/>')
-        parts.append(f'<text x="{left - 8}" y="{py(g) + 4:.1f}" text-anchor="end">{g:.1f}</text>')
-        g += 0.5
-    parts.append(f'<line x1="{left}" x2="{w - right}" y1="{py(1):.1f}" y2="{py(1):.1f}" stroke="#444" stroke-dasharray="4 3"/>')
-    for x in range(x0, x1 + 1, 2):
-        parts.append(f'<text x="{px(x):.1f}" y="{h - bottom + 18}" text-anchor="middle">2^{x}</text>')
-    parts.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">items (int32)</text>')
-    mid = (top + h - bottom) / 2
-    parts.append(f'<text x="16" y="{mid}" transform="rotate(-90 16 {mid})" text-anchor="middle">CUB time / lookback time</text>')
-    for i, (name, s) in enumerate(sorted(curves.items())):
-        color = COLORS[i % len(COLORS)]
-        pts = " ".join(f"{px(x):.1f},{py(s[x]):.1f}" for x in sorted(s))
-        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{pts}"/>')
-        for x in sorted(s):
-            parts.append(f'<circle cx="{px(x):.1f}" cy="{py(s[x]):.1f}" r="3" fill="{color}"/>')
-        ly = top + 18 * i
-        parts.append(f'<line x1="{w - right + 12}" x2="{w - right + 32}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
-        parts.append(f'<text x="{w - right + 38}" y="{ly + 4}">{name}</text>')
-    parts.append("</svg>")
-    Path(out).write_text("\n".join(parts) + "\n")
-
-
 def main():
     data, out = Path(sys.argv[1]), sys.argv[2]
     curves = ratios([data / f for f in ("bench-scan.txt", "bench-select.txt", "bench-runs.txt")])
-    svg(curves, out, "lookback against CUB 3.0, int32, NVIDIA H200 (same process, same buffers)")
+    named = [(name, s, COLORS[i % len(COLORS)]) for i, (name, s) in enumerate(sorted(curves.items()))]
+    lowest = min(v for s in curves.values() for v in s.values())
+    line_chart(named, out, "lookback against CUB 3.0, int32, NVIDIA H200 (same process, same buffers)",
+               "CUB time / lookback time", 0.5, ymin=min(0.5, lowest), reference=1.0, width=760, legend=230)
     for name, s in sorted(curves.items()):
         print(f"{name:28s} " + "  ".join(f"2^{x}: {s[x]:.2f}" for x in sorted(s)))
 
