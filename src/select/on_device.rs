@@ -50,6 +50,22 @@ impl Workspace {
     /// # Errors
     /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) if `flags` and `buf` differ in length;
     /// otherwise as [`Workspace::select_if_in_place_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// let mut buf = stream.clone_htod(&[10u32, 20, 30, 40])?;
+    /// let flags = stream.clone_htod(&[1u8, 0, 0, 1])?;
+    /// let mut kept = stream.alloc_zeros::<u64>(1)?;
+    /// ws.select_flagged_in_place_into(&mut buf, &flags, &mut kept)?;
+    /// let n = stream.clone_dtoh(&kept)?[0] as usize;
+    /// assert_eq!(stream.clone_dtoh(&buf.slice(..n))?, [10, 40]);
+    /// # Ok(()) }
+    /// ```
     pub fn select_flagged_in_place_into<T, F, B, M, N>(
         &mut self,
         buf: &mut B,
@@ -74,6 +90,21 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::select_if_in_place_into`] (no predicate errors).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// let mut buf = stream.clone_htod(&[5i16, 5, -1, -1, -1, 5])?;
+    /// let mut kept = stream.alloc_zeros::<u64>(1)?;
+    /// ws.unique_in_place_into(&mut buf, &mut kept)?;
+    /// let n = stream.clone_dtoh(&kept)?[0] as usize;
+    /// assert_eq!(stream.clone_dtoh(&buf.slice(..n))?, [5, -1, 5]);
+    /// # Ok(()) }
+    /// ```
     pub fn unique_in_place_into<T, B, N>(&mut self, buf: &mut B, num_selected: &mut N) -> Result<()>
     where
         T: Element,
