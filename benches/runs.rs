@@ -34,9 +34,8 @@ usage: cargo bench --bench runs -- [OPTIONS]
                     rle_run1000 (default: all eight)
   --csv PATH        CSV output (default bench-runs.csv; also $OUT/bench-runs.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
-  --engine E        auto (default), classic or persistent (sm_90+; reduce_by_key, unique_by_key,
-                    rle and run_ends only: the other rows stay classic); labels get [classic] or
-                    [persistent] unless auto
+  --engine E        auto (default), classic or persistent (sm_90+; every row but non_trivial_runs,
+                    which stays classic); labels get [classic] or [persistent] unless auto
   --help            this text";
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // The run-based primitives on the persistent engine (pipe_engine.cuh, sm_90+): run-length and run-end
 // encoding and unique_by_key (`lookback_pipe_runs_k<key bytes>_v<value bytes>`), reduce_by_key with Sum,
-// Min or Max (`lookback_pipe_by_key_<op>_k<key bytes>_<value type>`). Non-trivial runs and the scans by
-// key stay on the classic agent (agent_runs.cuh); the host routes them there. Semantics are the classic
+// Min or Max (`lookback_pipe_by_key_<op>_k<key bytes>_<value type>`); the scans by key reuse this Work's
+// reduction with their own write pass (agent_pipe_scan_by_key.cuh). Non-trivial runs stay on the
+// classic agent (agent_runs.cuh); the host routes them there. Semantics are the classic
 // agent's, item for item: read its header for the pair operator and the outputs.
 //
 // What a tile reduces to. The scanned value is the classic agent's pair (count, payload): count = run
@@ -67,6 +68,26 @@ template <class T, int N> __host__ __device__ __forceinline__ void load_group(co
         for (int i = 0; i < BYTES / W; ++i) x.u[i] = reinterpret_cast<const U*>(src)[i];
 #pragma unroll
         for (int i = 0; i < N; ++i) dst[i] = x.t[i];
+    }
+}
+
+// N items of T to `dst` (global or shared, aligned to N·sizeof(T) bytes), with the widest vector stores.
+template <class T, int N> __host__ __device__ __forceinline__ void store_group(T* dst, const T (&src)[N]) {
+    constexpr int BYTES = N * (int)sizeof(T);
+    constexpr int W = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
+    if constexpr (W == 0) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) dst[i] = src[i];
+    } else {
+        using U = std::conditional_t<W == 16, uint4, std::conditional_t<W == 8, uint2, uint32_t>>;
+        union {
+            U u[BYTES / W];
+            T t[N];
+        } x;
+#pragma unroll
+        for (int i = 0; i < N; ++i) x.t[i] = src[i];
+#pragma unroll
+        for (int i = 0; i < BYTES / W; ++i) reinterpret_cast<U*>(dst)[i] = x.u[i];
     }
 }
 
@@ -166,7 +187,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     static __device__ __forceinline__ const void* values_input(const Params& p) { return p.values; }
     static __device__ __forceinline__ State state(const Params& p) { return {p.lb.status, p.lb.values, p.lb.epoch}; }
     static __device__ __forceinline__ A initial(const Params&) { return Op::template identity<A>(); }
-    // Every mode routed here writes the number of runs (the scans by key stay classic).
+    // Every mode this Work runs writes the number of runs (the scans by key override this).
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_runs = total.count; }
     // reduce_tile returns the warp's total in every lane already (rounds are reduced in item order).
     template <class, class X> static __device__ __forceinline__ X warp_sum(X x) { return x; }

@@ -139,33 +139,75 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+const SCAN_OPS: [OpKind; 6] = [OpKind::Sum, OpKind::Min, OpKind::Max, OpKind::And, OpKind::Or, OpKind::Xor];
+const KEYED_OPS: [OpKind; 3] = [OpKind::Sum, OpKind::Min, OpKind::Max];
+const KEY_BYTES: [usize; 4] = [1, 2, 4, 8];
+
+/// Every persistent (sm_90+) kernel the typed lookups can return, with the tuning row it launches with.
+pub(crate) fn pipe_kernels() -> Vec<(Kernel, Algo)> {
+    let mut kernels = Vec::new();
+    for ty in DType::ALL {
+        kernels.extend(SCAN_OPS.iter().filter_map(|&op| pipe_scan_kernel(op, ty)).map(|k| (k, Algo::Scan)));
+        kernels.push((pipe_select_kernel(ty), Algo::Select));
+        for key_bytes in KEY_BYTES {
+            kernels.extend(
+                KEYED_OPS.iter().filter_map(|&op| pipe_by_key_kernel(op, key_bytes, ty)).map(|k| (k, Algo::Runs)),
+            );
+        }
+    }
+    for key_bytes in KEY_BYTES {
+        for value_bytes in [0, 1, 2, 4, 8] {
+            kernels.extend(pipe_runs_kernel(key_bytes, value_bytes).map(|k| (k, Algo::Runs)));
+        }
+    }
+    kernels
+}
+
 /// Loads every kernel the typed lookups can return; returns how many (the test compares it with the
 /// name table, so a kernel missing from the lookups or from the fatbins fails it).
 pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
-    let mut kernels = Vec::new();
+    let mut kernels: Vec<Kernel> = pipe_kernels().into_iter().map(|(k, _)| k).collect();
     for ty in DType::ALL {
-        for op in [OpKind::Sum, OpKind::Min, OpKind::Max, OpKind::And, OpKind::Or, OpKind::Xor] {
-            kernels.extend(scan_kernel(op, ty));
-            kernels.extend(pipe_scan_kernel(op, ty));
-        }
+        kernels.extend(SCAN_OPS.iter().filter_map(|&op| scan_kernel(op, ty)));
         kernels.push(select_kernel(ty));
-        kernels.push(pipe_select_kernel(ty));
         kernels.push(partition3_kernel(ty));
-        for key_bytes in [1, 2, 4, 8] {
-            for op in [OpKind::Sum, OpKind::Min, OpKind::Max] {
-                kernels.extend(by_key_kernel(op, key_bytes, ty));
-                kernels.extend(pipe_by_key_kernel(op, key_bytes, ty));
-            }
+        for key_bytes in KEY_BYTES {
+            kernels.extend(KEYED_OPS.iter().filter_map(|&op| by_key_kernel(op, key_bytes, ty)));
         }
     }
-    for key_bytes in [1, 2, 4, 8] {
+    for key_bytes in KEY_BYTES {
         for value_bytes in [0, 1, 2, 4, 8] {
             kernels.extend(runs_kernel(key_bytes, value_bytes));
-            kernels.extend(pipe_runs_kernel(key_bytes, value_bytes));
         }
     }
     for &k in &kernels {
         function(ctx, k)?;
     }
     Ok(kernels.len())
+}
+
+/// Shared memory of one block of a persistent kernel, as the launcher sees it: its static shared memory
+/// (the driver's answer) and its ring (the tuning row's), in bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct PipeSharedMemory {
+    /// The kernel's symbol.
+    pub name: &'static str,
+    /// Static shared memory (engine state, staging buffers).
+    pub static_bytes: usize,
+    /// Dynamic shared memory: the ring of tiles.
+    pub ring_bytes: usize,
+}
+
+/// [`PipeSharedMemory`] of every persistent kernel, loaded on `ctx`.
+pub(crate) fn pipe_shared_memory(ctx: &Arc<CudaContext>) -> Result<Vec<PipeSharedMemory>> {
+    pipe_kernels()
+        .into_iter()
+        .map(|(k, algo)| {
+            let func = function(ctx, k)?;
+            let static_bytes =
+                func.get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+            let ring_bytes = pipe_tuning(algo).map_or(0, PipeTuning::ring_bytes);
+            Ok(PipeSharedMemory { name: k.name, static_bytes: static_bytes.max(0) as usize, ring_bytes })
+        })
+        .collect()
 }

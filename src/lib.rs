@@ -127,6 +127,14 @@ pub mod __private {
     pub fn load_all_kernels(stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> crate::Result<usize> {
         crate::kernels::load_all(stream.context())
     }
+    pub use crate::kernels::PipeSharedMemory;
+    /// The shared memory of every persistent kernel on `stream`'s context: a kernel whose ring and static
+    /// shared memory exceed the GPU's opt-in limit runs the classic agent instead, silently.
+    pub fn pipe_shared_memory(
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    ) -> crate::Result<Vec<PipeSharedMemory>> {
+        crate::kernels::pipe_shared_memory(stream.context())
+    }
     /// Whether a scan kernel exists for (operator, type).
     pub fn has_scan_kernel(op: crate::ScanOp, dtype: crate::DType) -> bool {
         crate::kernels::scan_kernel(op.kind(), dtype).is_some()

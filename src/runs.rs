@@ -10,11 +10,12 @@
 //! already have overwritten, and a run's outputs are written as soon as the run ends, before later tiles
 //! have read their inputs.
 //!
-//! Engines: run-length and run-end encoding, `unique_by_key` and `reduce_by_key` also run on the
-//! persistent engine (`cuda/agent_pipe_runs.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when
-//! the keys (and values) are 16-byte aligned, and under [`Engine::Auto`](crate::Engine) from the runs
-//! row's `min_tiles` of `cuda/tuning.cuh` (1024 tiles: 2^23 i32 keys) up. Non-trivial runs and the scans
-//! by key are always classic.
+//! Engines: run-length and run-end encoding, `unique_by_key`, `reduce_by_key` and the scans by key also
+//! run on the persistent engine (`cuda/agent_pipe_runs.cuh`, `cuda/agent_pipe_scan_by_key.cuh`, sm_90+)
+//! under [`Engine::Persistent`](crate::Engine) when the keys and values (and a scan's output) are 16-byte
+//! aligned, and under [`Engine::Auto`](crate::Engine) from the runs row's `min_tiles` of
+//! `cuda/tuning.cuh` (1024 tiles: 2^23 i32 keys, 2^22 i32 keys with i32 values) up. Non-trivial runs are
+//! always classic.
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
@@ -264,9 +265,14 @@ impl Workspace {
         // The persistent tile holds TILE_ITEMS keys and values in one slot, an item taking the next power
         // of two of their sizes (cuda/pipe_engine.cuh): the same tile count as n items of that size.
         let slot_item = (size_of::<K>() + job.value_bytes).next_power_of_two();
-        let bulk_copied = [job.keys, if job.value_bytes > 0 { job.values } else { 0 }];
+        // The inputs are bulk-copied; the scans by key store each lane's results with one vector store.
+        let aligned = [
+            job.keys,
+            if job.value_bytes > 0 { job.values } else { 0 },
+            if job.mode.counts() { 0 } else { job.out_values },
+        ];
         let persistent =
-            self.persistent_launch(stream, Algo::Runs, job.pipe_kernel, job.n.saturating_mul(slot_item), &bulk_copied)?;
+            self.persistent_launch(stream, Algo::Runs, job.pipe_kernel, job.n.saturating_mul(slot_item), &aligned)?;
         let (kernel, shape, tiles) = match persistent {
             Some(plan) => plan,
             None => {

@@ -49,3 +49,31 @@ fn every_kernel_in_the_table_loads() {
     let Some(stream) = common::gpu() else { return };
     assert_eq!(lookback::__private::load_all_kernels(&stream).unwrap(), lookback::__private::ALL_KERNELS.len());
 }
+
+/// A persistent kernel whose ring and static shared memory do not fit a block is not an error: the
+/// launcher quietly takes the classic agent, even under `Engine::Persistent`, so its persistent tests
+/// would pass without running it. Every persistent kernel must fit an H200-class block (sm_90's 227 KB);
+/// on GPUs with less shared memory (sm_120) the classic agents are the intended path, so this test
+/// checks only GPUs with at least that much.
+#[test]
+fn every_persistent_kernel_fits_shared_memory() {
+    use lookback::cudarc::driver::sys::CUdevice_attribute as Attr;
+    let Some(stream) = common::gpu() else { return };
+    let ctx = stream.context();
+    let major = ctx.attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).unwrap();
+    let optin = ctx.attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).unwrap() as usize;
+    const SM90_OPTIN: usize = 227 * 1024;
+    if major < 9 || optin < SM90_OPTIN {
+        return;
+    }
+    let kernels = lookback::__private::pipe_shared_memory(&stream).unwrap();
+    assert!(!kernels.is_empty());
+    let mut tightest = (usize::MAX, "");
+    for k in &kernels {
+        let used = k.static_bytes + k.ring_bytes;
+        assert!(used <= optin, "{}: {} static + {} ring > {optin} bytes", k.name, k.static_bytes, k.ring_bytes);
+        tightest = tightest.min((optin - used, k.name));
+    }
+    // Printed for the notes: how much room the fullest kernel has left.
+    eprintln!("{} persistent kernels fit; least room left: {} bytes ({})", kernels.len(), tightest.0, tightest.1);
+}

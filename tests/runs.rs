@@ -422,6 +422,27 @@ fn sanitizer_cases() {
     assert_eq!(got_lengths, want_lengths, "900 tiles lengths");
 }
 
+/// A scan by key stores each lane's results with one vector store, so the persistent engine needs a
+/// 16-byte aligned output as well as aligned inputs: an output view one item in falls back to the classic
+/// agent under `Engine::Persistent` and is still right (inputs of several persistent tiles).
+#[test]
+fn scan_by_key_into_unaligned_output() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Persistent);
+    let n = 3 * lookback::__private::pipe_runs_tile_items(4, 4) + 5;
+    let keys: Vec<i32> = keys(n, Shape::Geometric(4.0), 4096, 21);
+    let values: Vec<i32> = common::random_vec(n, 22, 0.0);
+    let (dk, dv) = (stream.clone_htod(&keys).unwrap(), stream.clone_htod(&values).unwrap());
+    let mut out = upload_poisoned::<i32>(&stream, n + 1);
+    ws.inclusive_scan_by_key_into(&dk, &dv, &mut out.slice_mut(1..), ScanOp::Sum).unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    same(&got[1..=n], &host::inclusive_scan_by_key(&keys, &values, ScanOp::Sum).unwrap(), "unaligned inclusive");
+    ws.exclusive_scan_by_key_into(&dk, &dv, &mut out.slice_mut(1..), 3, ScanOp::Max).unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    same(&got[1..=n], &host::exclusive_scan_by_key(&keys, &values, 3, ScanOp::Max).unwrap(), "unaligned exclusive");
+}
+
 /// The persistent engine over more tiles than all 132 SMs' rings of 6 slots hold, twice: every block goes
 /// round its ring several times and the look-ahead folds many other blocks' aggregates (in tile order: the
 /// pair operator does not commute). i32 keys with i32 and f64 values (packed and two-word aggregates), and
