@@ -34,8 +34,8 @@ usage: cargo bench --bench runs -- [OPTIONS]
                     rle_run1000 (default: all eight)
   --csv PATH        CSV output (default bench-runs.csv; also $OUT/bench-runs.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
-  --engine E        auto (default), classic or persistent (sm_90+; every row but non_trivial_runs,
-                    which stays classic); labels get [classic] or [persistent] unless auto
+  --engine E        auto (default), classic or persistent (sm_90+); labels get [classic] or
+                    [persistent] unless auto
   --help            this text";
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // The run-based primitives on the persistent engine (pipe_engine.cuh, sm_90+): run-length and run-end
 // encoding and unique_by_key (`lookback_pipe_runs_k<key bytes>_v<value bytes>`), reduce_by_key with Sum,
 // Min or Max (`lookback_pipe_by_key_<op>_k<key bytes>_<value type>`); the scans by key reuse this Work's
-// reduction with their own write pass (agent_pipe_scan_by_key.cuh). Non-trivial runs stay on the
-// classic agent (agent_runs.cuh); the host routes them there. Semantics are the classic
+// reduction with their own write pass (agent_pipe_scan_by_key.cuh). Non-trivial runs are the encodings'
+// kernels with another count (write_non_trivial). Semantics are the classic
 // agent's, item for item: read its header for the pair operator and the outputs.
 //
 // What a tile reduces to. The scanned value is the classic agent's pair (count, payload): count = run
@@ -145,6 +145,10 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     static constexpr int VALUE_BYTES = HAS_VALUES ? (int)sizeof(V) : 0;
     static constexpr bool COMMUTATIVE = false;
     static constexpr bool WRITES_RING = true;  // run keys and values are staged over the slot
+    // Batched look-ahead loads for reduce_by_key (and the scans by key, which inherit it): i32 runs of 4 at
+    // 2^28 on the H200, 1232 -> 1096 µs (scan_by_key 1228 -> 942); the position-carrying Works measured
+    // slower with them (unique_by_key 1262 -> 3000, run_length_encode 734 -> 751; benches/NOTES.md).
+    static constexpr bool BATCHED_LOOKAHEAD = VALUED;
     // The engine's tile, computed here too (the engine cannot be asked while this class is incomplete;
     // scan_tile asserts that both agree).
     using Shape = PipeTuning<Algo::runs>;
@@ -179,8 +183,9 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     struct Round {
         K k[GI];
         VS v[GI];
-        uint32_t heads;  // bit e: item e starts a run (only items that exist)
-        int n;           // items of the lane that exist (GI in a full tile)
+        uint32_t heads;    // bit e: item e starts a run (only items that exist)
+        uint32_t counted;  // bit e: item e counts in the pair: a head, or for non-trivial runs a marker
+        int n;             // items of the lane that exist (GI in a full tile)
     };
 
     static __device__ __forceinline__ const void* input(const Params& p) { return p.keys; }
@@ -222,12 +227,37 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         else return Engine::partial_item(tile, static_cast<const K*>(p.keys) + start, first - 1, valid, K(0));
     }
 
+    // Non-trivial runs: whether the item before this warp's first item starts a run (true for the input's
+    // first warp, whose first item is item 0: a head, never a marker). Keys first-2 and first-1 come from
+    // the tile, or for the tile's first warp from the 16 bytes before the tile (two keys or more).
+    template <bool FULL, bool FLOAT>
+    static __device__ __forceinline__ bool warp_head_before(const Params& p, const Slot& slot, const uint4* tile,
+                                                            uint64_t start, int valid) {
+        const int first = (int)warp_id() * WARP_ITEMS;
+        if (start + (uint64_t)first <= 1) return true;
+        K a, b;
+        if (first == 0) {
+            a = reinterpret_cast<const K*>(&slot.before)[16 / KB - 2];
+            b = reinterpret_cast<const K*>(&slot.before)[16 / KB - 1];
+        } else if constexpr (FULL) {
+            a = reinterpret_cast<const K*>(tile)[first - 2];
+            b = reinterpret_cast<const K*>(tile)[first - 1];
+        } else {
+            const K* in = static_cast<const K*>(p.keys) + start;
+            a = Engine::partial_item(tile, in, first - 2, valid, K(0));
+            b = Engine::partial_item(tile, in, first - 1, valid, K(0));
+        }
+        return differ<FLOAT>(a, b, p);
+    }
+
     // This lane's items of the round starting at tile item `first` (its own start at first + GI·lane),
     // with values when WITH_VALUES, and their heads. `prev`: the key before the round's first item; on
-    // return, the round's last key.
+    // return, the round's last key. Non-trivial runs (`nt`) count markers, the second items of runs longer
+    // than one (an item that is not a head after one that is), which need whether the item before each
+    // lane's first item is a head: `prev_head`, for the round's first item, then the round's last.
     template <bool FULL, bool FLOAT, bool WITH_VALUES>
     static __device__ __forceinline__ Round load_round(const Params& p, const uint4* tile, uint64_t start, int valid,
-                                                       int first, K& prev) {
+                                                       int first, K& prev, bool nt, bool& prev_head) {
         Round r;
         const int lane = (int)lane_id();
         const int mine = first + GI * lane;
@@ -256,8 +286,16 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         uint32_t heads = differ<FLOAT>(before, r.k[0], p) || start + (uint64_t)mine == 0;
 #pragma unroll
         for (int e = 1; e < GI; ++e) heads |= (uint32_t)differ<FLOAT>(r.k[e - 1], r.k[e], p) << e;
-        if constexpr (!FULL) heads &= (1u << r.n) - 1;  // GI <= 16: the shift is defined
+        const uint32_t exists = (1u << (FULL ? GI : r.n)) - 1;  // GI <= 16: the shift is defined
+        heads &= exists;
         r.heads = heads;
+        r.counted = heads;
+        if (nt) {
+            uint32_t head_before = shfl_up(heads >> (GI - 1), 1) & 1u;
+            if (lane == 0) head_before = prev_head;
+            prev_head = (shfl_from(heads, 31) >> (GI - 1)) & 1u;
+            r.counted = ~heads & ((heads << 1) | head_before) & exists;
+        }
         return r;
     }
 
@@ -271,7 +309,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // index, `mine_in_round` being the lane's first).
     template <bool FULL> static __device__ __forceinline__ L lane_pair(const Round& r, int mine_in_round) {
         L x;
-        x.count = __popc(r.heads);
+        x.count = __popc(r.counted);
         if constexpr (VALUED) {
             AV acc = Op_::template identity<AV>();
 #pragma unroll
@@ -314,11 +352,13 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                                                 uint64_t start) {
             A total = Op::template identity<A>();
             K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
+            const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
+            bool prev_head = nt && warp_head_before<FULL, FLOAT>(p, slot, tile, start, valid);
             const int warp_first = (int)warp_id() * WARP_ITEMS;
 #pragma unroll 1
             for (int g = 0; g < ROUNDS; ++g) {
                 const int first = warp_first + g * ROUND_ITEMS;
-                const Round r = load_round<FULL, FLOAT, VALUED>(p, tile, start, valid, first, prev);
+                const Round r = load_round<FULL, FLOAT, VALUED>(p, tile, start, valid, first, prev, nt, prev_head);
                 const L round = warp_reduce<LOp>(lane_pair<FULL>(r, GI * (int)lane_id()));
                 total = Op::apply(total, widen(round, start + (uint64_t)first));
             }
@@ -334,14 +374,69 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // Encodings: per warp, the round-local index of each of a round's run heads (4 bytes: lengths and
     // ends, up to 8 bytes and wider than 1- or 2-byte keys, cannot be staged over the slot; the copy-out
     // computes them from consecutive heads, once per run instead of on every item).
+    // One entry more than a round's items: non-trivial runs stage a round's markers (at most every other
+    // item: ROUND_ITEMS / 2) from index 0 and its run ends (one more) from index ROUND_ITEMS / 2.
+    static constexpr int STAGE_ITEMS = ROUND_ITEMS + 1;
     static __device__ __forceinline__ uint32_t* head_stage() {
-        __shared__ uint32_t stage[HAS_VALUES ? 1 : WARPS * ROUND_ITEMS];
-        return stage + (HAS_VALUES ? 0 : (int)warp_id() * ROUND_ITEMS);
+        __shared__ uint32_t stage[HAS_VALUES ? 1 : WARPS * STAGE_ITEMS];
+        return stage + (HAS_VALUES ? 0 : (int)warp_id() * STAGE_ITEMS);
     }
 
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
         if (bytes == 4) static_cast<uint32_t*>(base)[at] = (uint32_t)x;
         else static_cast<uint64_t*>(base)[at] = x;
+    }
+
+    // Non-trivial runs, one round (WritePass, after its scan): the run with marker index h (counted from
+    // the round's first, `exclusive.count` before this lane) starts at the marker's item - 1 and ends at
+    // the head that closes it, any head at least two items after the current run's head. Markers' items
+    // are staged at [0, round_runs), the ends at ROUND_ITEMS / 2 + h (h: the marker count when the head
+    // is reached, so the end of run round_base + h - 1): a round holds the ends of runs round_base - 1
+    // (marker in an earlier round) to round_base + round_runs - 1, each at most once. `last`: the
+    // round-local index of item n-1 if this lane holds it (it closes its run), else -1.
+    static __device__ __forceinline__ void write_non_trivial(const Params& p, const Round& r, const L& exclusive,
+                                                             uint32_t round_runs, uint64_t round_base,
+                                                             uint64_t open_before, uint64_t round_at, int last) {
+        const int lane = (int)lane_id();
+        constexpr int HALF = ROUND_ITEMS / 2;
+        uint32_t* stage = head_stage();
+        uint32_t h = exclusive.count;
+        // Round-local index of the current run's head: this round's latest before the lane, or the head
+        // open before the round (only "at least 2 before" matters there, so clamped at -2).
+        int cur = exclusive.value;
+        if (cur == LOp::template identity<L>().value)
+            cur = (int)max((int64_t)open_before - (int64_t)round_at, (int64_t)-2);
+        bool closes_first = false, closes_last = false;
+#pragma unroll
+        for (int e = 0; e < GI; ++e) {
+            const int i = GI * lane + e;
+            const bool head = (r.heads >> e) & 1u, marker = (r.counted >> e) & 1u;
+            const bool closes = head && cur <= i - 2;
+            if (closes) stage[HALF + h] = (uint32_t)i;
+            closes_first |= closes && h == 0;
+            closes_last |= closes && h == round_runs;
+            if (marker) stage[h] = (uint32_t)i;
+            h += marker;
+            cur = head ? i : cur;
+        }
+        // Item n-1 closes its run, if that run is non-trivial: run round_base + h - 1.
+        if (last >= 0 && cur <= last - 1) {
+            const uint64_t begin = cur >= 0 ? round_at + (uint64_t)cur : open_before;
+            put_index(p.out_values, round_base + h - 1, p.n - begin, p.length_bytes);
+        }
+        const int c_lo = __any_sync(~0u, closes_first) ? 0 : 1;
+        const int c_hi = __any_sync(~0u, closes_last) ? (int)round_runs : (int)round_runs - 1;
+        __syncwarp();
+#pragma unroll 4
+        for (uint32_t i = lane; i < round_runs; i += 32)
+            put_index(p.out_keys, round_base + i, round_at + stage[i] - 1, p.length_bytes);
+#pragma unroll 4
+        for (int c = c_lo + lane; c <= c_hi; c += 32) {
+            const uint64_t end = round_at + stage[HALF + c];
+            const uint64_t begin = c == 0 ? open_before : round_at + stage[c - 1] - 1;
+            put_index(p.out_values, round_base + c - 1, end - begin, p.length_bytes);
+        }
+        __syncwarp();  // the next round restages
     }
 
     // Writes the runs of the warp's rounds. Per round: a warp scan of the lanes' pairs gives each lane the
@@ -357,13 +452,15 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
             const int lane = (int)lane_id();
             const bool last_tile = start + (uint64_t)valid == p.n;
             K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
+            const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
+            bool prev_head = nt && warp_head_before<FULL, FLOAT>(p, slot, tile, start, valid);
             const int warp_first = (int)warp_id() * WARP_ITEMS;
             K* out_keys = static_cast<K*>(p.out_keys);
 #pragma unroll 1
             for (int g = 0; g < ROUNDS; ++g) {
                 const int first = warp_first + g * ROUND_ITEMS;
                 const uint64_t round_at = start + (uint64_t)first;
-                const Round r = load_round<FULL, FLOAT, HAS_VALUES>(p, tile, start, valid, first, prev);
+                const Round r = load_round<FULL, FLOAT, HAS_VALUES>(p, tile, start, valid, first, prev, nt, prev_head);
                 const L mine = lane_pair<FULL>(r, GI * lane);
                 const L inclusive = warp_inclusive_scan<LOp>(mine);
                 L exclusive = shfl_up(inclusive, 1);
@@ -374,6 +471,15 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                 [[maybe_unused]] const AV open_before = carry.value;  // encodings: the head of the run open at the start
                 const A before = Op::apply(carry, widen(exclusive, round_at));
                 carry = Op::apply(carry, widen(round, round_at));
+                if constexpr (!HAS_VALUES) {
+                    if (nt) {
+                        write_non_trivial(p, r, exclusive, round_runs, round_base, open_before, round_at,
+                                          last_tile && valid - 1 >= first + GI * lane && valid - 1 < first + GI * (lane + 1)
+                                              ? valid - 1 - first
+                                              : -1);
+                        continue;
+                    }
+                }
                 uint32_t h = exclusive.count;  // round-local index of the next run this lane starts
                 [[maybe_unused]] AV cur = before.value;  // reduce_by_key: the current run's reduction so far
                 K* stage_keys = reinterpret_cast<K*>(tile) + first;

@@ -60,6 +60,10 @@ namespace lookback {
 // Defaults for the optional parts of a Work (derive from it).
 struct PipeWorkDefaults {
     static constexpr bool PUBLISH_WARP = false;
+    // Whether the look-ahead issues a step's status loads together (fold_aggregates). Chosen per Work by
+    // measurement (benches/NOTES.md, session 6): faster for reduce_by_key and the scans by key; slower for
+    // the position-carrying runs Works (encodings, unique_by_key) and unstable for compaction.
+    static constexpr bool BATCHED_LOOKAHEAD = false;
     // The ⊕ of a value across the warp, every lane getting it.
     template <class Op, class A> static __device__ __forceinline__ A warp_sum(A x) { return warp_reduce<Op>(x); }
     template <class Params, class Slot>
@@ -128,11 +132,12 @@ template <class Work> struct PipeEngine {
                   "both streams of a tile are 16-byte aligned and fit its slot");
     static constexpr int RING_BYTES = STAGES * TILE_BYTES;  // the dynamic shared memory of a launch
     // Aggregates each look-ahead lane reads per step. With 4 tiles reduced ahead of a ring of 6, 2 / 4 / 8
-    // per lane gave 0.962 / 0.946 / 0.954 of memcpy for the i32 scan and 0.57 / 0.75 / 0.76 for i64; 8
-    // made no difference to compaction either (benches/NOTES.md). The run-based Works (not commutative)
-    // read 8: a block's consecutive tiles are about one tile per SM (132 on the H200) apart, more than
-    // the 128 of one step of 4, so 4 cost two dependent L2 round trips per tile (benches/NOTES.md).
-    static constexpr int AHEAD_PER_LANE = COMMUTATIVE ? 4 : 8;
+    // per lane gave 0.962 / 0.946 / 0.954 of memcpy for the i32 scan and 0.57 / 0.75 / 0.76 for i64.
+    // The run-based Works (not commutative) and the batched Works read 8: a block's consecutive tiles are
+    // about one tile per SM (132 on the H200) apart, more than the 128 of one step of 4, so 4 cost two
+    // dependent L2 round trips per tile (benches/NOTES.md).
+    static constexpr bool BATCHED = Work::BATCHED_LOOKAHEAD;
+    static constexpr int AHEAD_PER_LANE = COMMUTATIVE && !BATCHED ? 4 : 8;
     static constexpr uint64_t END = ~0ull;  // tile id meaning "no tiles left"
     static constexpr int COMPUTE_BARRIER = 1;
 
@@ -259,19 +264,43 @@ template <class Work> struct PipeEngine {
         else return cursor + AHEAD_PER_LANE * lane_id() + i;
     }
 
-    // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major). Every
-    // lane issues all its status loads before waiting on any, so a step costs one L2 round trip (two
-    // for two-word states: flags, then values) when the aggregates are there.
+    // Whether a packed state's reads must be acquire loads (ordered: in-place compaction).
+    static __device__ __forceinline__ bool acquire_reads(const State& state) {
+        if constexpr (State::PACKED) return state.acquires();
+        else return true;
+    }
+
+    // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major).
+    // BATCHED Works with unordered packed states issue every load of the step before using any: one L2
+    // round trip per step (tiles past `end` read tile end - 1's word and ignore it). Otherwise the tag
+    // test of load i, under its `t < end` branch, comes before load i+1, and the compiler issues the loads
+    // one round trip apart (ncu: 8 dependent L2 loads per step for the runs Works). Batching made
+    // reduce_by_key and the scans by key faster and the position-carrying runs Works and compaction
+    // slower or unstable, unexplained so far (benches/NOTES.md, session 6). Two-word states: flags,
+    // then values.
     static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
         const A identity = Op::template identity<A>();
         A v[AHEAD_PER_LANE];
         unsigned st[AHEAD_PER_LANE];
         if constexpr (State::PACKED) {
+            const bool batched = BATCHED && !acquire_reads(state);
+            if (batched) {
+                uint64_t w[AHEAD_PER_LANE];
 #pragma unroll
-            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                const uint64_t t = ahead_tile(cursor, i);
-                v[i] = identity;
-                st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
+                for (int i = 0; i < AHEAD_PER_LANE; ++i) w[i] = state.word(min(ahead_tile(cursor, i), end - 1));
+#pragma unroll
+                for (int i = 0; i < AHEAD_PER_LANE; ++i) {
+                    const uint64_t t = ahead_tile(cursor, i);
+                    v[i] = identity;
+                    st[i] = t < end ? state.unpack(t, w[i], v[i]) : STATUS_A;
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < AHEAD_PER_LANE; ++i) {
+                    const uint64_t t = ahead_tile(cursor, i);
+                    v[i] = identity;
+                    st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
+                }
             }
 #pragma unroll
             for (int i = 0; i < AHEAD_PER_LANE; ++i)
@@ -312,8 +341,9 @@ template <class Work> struct PipeEngine {
                 // commutative operators of ops.cuh; float sums differ from sequential order by rounding
                 // only, as with any parallel scan. Non-commutative Works read lane-contiguous tiles
                 // (ahead_tile), and warp_reduce combines lanes in lane order: tile order.
-                running = Op::apply(running, warp_reduce<Op>(fold_aggregates(state, cursor, tile)));
-                cursor = min(cursor + 32 * AHEAD_PER_LANE, tile);
+                const uint64_t step_end = min(cursor + 32 * (uint64_t)AHEAD_PER_LANE, tile);
+                running = Op::apply(running, warp_reduce<Op>(fold_aggregates(state, cursor, step_end)));
+                cursor = step_end;
             }
             if (lane_id() == 0) {
                 s.prefix[slot] = running;

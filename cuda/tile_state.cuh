@@ -44,7 +44,13 @@ template <class A, bool ORDERED> struct PackedState {
         if (ORDERED) st_release(words + tile, w); else st_relaxed(words + tile, w);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
-        uint64_t w = ORDERED ? ld_acquire(words + tile) : ld_relaxed(words + tile);
+        return unpack(tile, ORDERED ? ld_acquire(words + tile) : ld_relaxed(words + tile), value);
+    }
+    // `read` in two steps, for a reader that issues many loads before using any (pipe_engine.cuh). Only
+    // for unordered states (acquires() false): the word is a relaxed load.
+    __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
+    __device__ __forceinline__ bool acquires() const { return ORDERED; }
+    __device__ __forceinline__ unsigned unpack(uint64_t, uint64_t w, A& value) const {
         value = from_bits<A>((typename Bits<sizeof(A)>::type)(w & 0xffffffffu));
         return tag_state((unsigned)(w >> 32), epoch);
     }
@@ -100,7 +106,12 @@ struct CountState {
         if (ordered) st_release(words + tile, w); else st_relaxed(words + tile, w);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
-        const uint64_t w = ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile);
+        return unpack(tile, ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile), count);
+    }
+    // `read` in two steps, as PackedState's (unordered states only).
+    __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
+    __device__ __forceinline__ bool acquires() const { return ordered; }
+    __device__ __forceinline__ unsigned unpack(uint64_t, uint64_t w, uint64_t& count) const {
         count = w & COUNT_MASK;
         return tag_state((unsigned)(w >> 54), epoch);
     }
@@ -162,10 +173,12 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     __device__ __forceinline__ uint32_t payload(uint64_t tile, const P& pair) const {
         if constexpr (POSITIONS) {
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-            // A tile's aggregate holds a position inside the tile, or 0 (no head) from a later tile.
-            // Bit 31 set: the low half of a word with a head never looks like a tag to readers of the
-            // one-tag-per-word formats (TwoWordState, PairState) of a later launch.
-            return pair.value >= start && pair.count ? ((uint32_t)(pair.value - start) + 1u) | POSITION_BIT : 0u;
+            // A tile's aggregate holds a position inside the tile, or 0 (no head) from a later tile (tile 0
+            // always has one: item 0). Not keyed on the count: non-trivial runs count markers, and a tile
+            // of heads without markers still moves the latest head. Bit 31 set: the low half of a word
+            // with a head never looks like a tag to readers of the one-tag-per-word formats (TwoWordState,
+            // PairState) of a later launch.
+            return pair.value >= start ? ((uint32_t)(pair.value - start) + 1u) | POSITION_BIT : 0u;
         } else {
             return (uint32_t)to_bits(pair.value);
         }
@@ -186,8 +199,12 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
         }
     }
     // Packed: state and pair from one relaxed load.
-    __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
-        const uint64_t w = ld_relaxed(words + tile);
+    __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const { return unpack(tile, word(tile), pair); }
+    // `read` in two steps, for a reader that issues many loads before using any (pipe_engine.cuh); the
+    // packed words need no ordering (acquires: false).
+    __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
+    __device__ __forceinline__ bool acquires() const { return false; }
+    __device__ __forceinline__ unsigned unpack(uint64_t tile, uint64_t w, P& pair) const {
         const unsigned state = tag_state((unsigned)(w >> 54), epoch);
         if (state != STATUS_X) decode(tile, w, pair);
         return state;

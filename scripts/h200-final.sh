@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The whole device check of a session, one call (carry target/bundle.tar.xz; ~4-5 minutes):
-#   here:    scripts/bundle-cub.sh --cub && tar cf - -C target gpu-bundle | xz -9 -T8 > target/bundle.tar.xz
-#            (wait for xz to finish before the call: a partial archive fails on the device)
+# The whole device check of a session, one call (carry target/bundle.tar.xz; ~7 minutes):
+#   here:    scripts/bundle-cub.sh --cub --no-examples &&
+#            tar cf - -C target gpu-bundle | xz -T1 --lzma2=preset=3,dict=256MiB > target/bundle.tar.xz
+#            (the large dictionary folds the binaries' identical kernel images: ~20-30 MB; wait for xz to
+#            finish before the call: a partial archive fails on the device)
 #   device:  scripts/h200-final.sh
-# Every test binary (LOOKBACK_REQUIRE_GPU=1), the scan / select / runs benches (Auto engine; runs also
-# classic) with CUB timed in the same process after each row it has (cub:<row> lines, lookback/cub), the
-# standalone CUB baseline, then compute-sanitizer on the scan, select and runs
-# sanitizer cases. Prints a summary (also $OUT/summary-final.txt); full logs and CSVs, packed after each
-# step so that a call cut short keeps what ran, in $OUT/logs-final.tgz (8 files at most come back).
+# Every test binary (LOOKBACK_REQUIRE_GPU=1), compute-sanitizer on the scan, select and runs sanitizer
+# cases, then the scan / select / runs benches from 2^10 to 2^30 (Auto engine; runs at 2^28 also
+# classic) with CUB timed in the same process after each row it has (cub:<row> lines, lookback/cub).
+# Prints a summary (also $OUT/summary-final.txt): test results, sanitizer summaries, the 2^16 and 2^28
+# rows, and every row slower than CUB. Full logs and CSVs, packed after each step so that a call cut
+# short keeps what ran, in $OUT/logs-final.tgz (8 files at most come back).
 set -u
 cd "$(dirname "$0")/.."
 R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
@@ -16,25 +19,10 @@ tar xJf target/bundle.tar.xz -C target
 b=target/gpu-bundle/bin
 pack() { tar czf $R/logs-final.tgz -C /tmp logs; }
 rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | cut -c1-150; }
+slower() { awk '/lookback\/cub/ { if ($NF + 0 < 1.0) print }' "$1" | cut -c1-150; }
 echo "== all tests"
-timeout 300 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
+timeout 240 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
 grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
-pack
-echo "== benches"
-timeout 60 $b/bench-scan --sizes 16,20,24,28,30 --reps 20 --types i32 --algos inclusive_sum,exclusive_sum,inclusive_sum_in_place >$OUT/bench-scan.txt 2>&1
-rows $OUT/bench-scan.txt | grep -E "2\^(16|28|30)"
-timeout 40 $b/bench-scan --sizes 28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum >$OUT/bench-scan-types.txt 2>&1
-rows $OUT/bench-scan-types.txt
-timeout 100 $b/bench-select --sizes 16,20,24,28 --reps 20 >$OUT/bench-select.txt 2>&1
-rows $OUT/bench-select.txt | grep -E "2\^(16|28)"
-pack
-timeout 100 $b/bench-runs --sizes 16,20,24,28 --reps 20 >$OUT/bench-runs.txt 2>&1
-rows $OUT/bench-runs.txt | grep -E "2\^(16|28)"
-# OUT unset: the bench would also copy its CSV over $OUT/bench-runs.csv (the Auto rows).
-timeout 60 env -u OUT $b/bench-runs --sizes 28 --reps 20 --engine classic --algos reduce_by_key_sum_run4,unique_by_key_run4,rle_run4 --csv $OUT/bench-runs-classic.csv >$OUT/bench-runs-classic.txt 2>&1
-rows $OUT/bench-runs-classic.txt
-timeout 90 $b/cub_baseline --sizes 16,20,24,28,30 --reps 20 >$OUT/cub.txt 2>&1
-grep -E "n=2\^(16|28) " $OUT/cub.txt | awk '{print $1,$2,$3,$4,$NF}'
 pack
 for t in scan select runs; do
   s=$(basename $b/test-$t-*)
@@ -43,3 +31,21 @@ for t in scan select runs; do
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
   pack
 done
+sizes=10,12,14,16,18,20,22,24,26,28,30
+echo "== benches (2^16 and 2^28 rows; then every row slower than CUB, 2^10-2^30)"
+timeout 100 $b/bench-scan --sizes $sizes --reps 20 >$OUT/bench-scan.txt 2>&1
+timeout 40 env -u OUT $b/bench-scan --sizes 28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum \
+  --csv $OUT/bench-scan-types.csv >$OUT/bench-scan-types.txt 2>&1
+pack
+timeout 150 $b/bench-select --sizes $sizes --reps 20 >$OUT/bench-select.txt 2>&1
+pack
+timeout 150 $b/bench-runs --sizes $sizes --reps 20 >$OUT/bench-runs.txt 2>&1
+# OUT unset: the bench would also copy its CSV over $OUT/bench-runs.csv (the Auto rows).
+timeout 60 env -u OUT $b/bench-runs --sizes 28 --reps 20 --engine classic --csv $OUT/bench-runs-classic.csv \
+  >$OUT/bench-runs-classic.txt 2>&1
+pack
+for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-classic; do
+  echo "-- $f"; rows $OUT/$f.txt | grep -E "2\^(16|28) |CHECK|rror"
+done
+echo "== slower than CUB"
+for f in bench-scan bench-scan-types bench-select bench-runs; do slower $OUT/$f.txt; done

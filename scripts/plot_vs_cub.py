@@ -2,11 +2,12 @@
 """Speed of every primitive relative to CUB against size (CUB's time / lookback's: above 1, lookback is
 faster), as an SVG with no dependencies.
 
-    scripts/plot_vs_cub.py benches/data/h200-2026-11-30-s5 docs/vs-cub.svg
+    scripts/plot_vs_cub.py benches/data/h200-2026-11-30-s6 docs/vs-cub.svg
 
 The directory holds the text output of benches built with `--features cub-baseline` (bench-scan.txt,
-bench-select.txt, bench-runs.txt from `scripts/h200-final.sh`), where every lookback row that CUB has is
-followed by its `cub:<row>` line, timed in the same process on the same buffers.
+bench-select.txt, bench-runs.txt from `scripts/h200-final.sh`, and optionally override-*.txt, rows
+re-measured later that replace the earlier ones), where every lookback row that CUB has is followed by
+its `cub:<row>` line, timed in the same process on the same buffers.
 """
 import re
 import sys
@@ -38,7 +39,10 @@ def ratios(paths):
 
 def main():
     data, out = Path(sys.argv[1]), sys.argv[2]
-    curves = ratios([data / f for f in ("bench-scan.txt", "bench-select.txt", "bench-runs.txt")])
+    # override-*.txt: rows re-measured after a change in a later device call; their rows replace the
+    # earlier ones (same row, same size).
+    files = [data / f for f in ("bench-scan.txt", "bench-select.txt", "bench-runs.txt")]
+    curves = ratios(files + sorted(data.glob("override-*.txt")))
     named = [(name, s, COLORS[i % len(COLORS)]) for i, (name, s) in enumerate(sorted(curves.items()))]
     lowest = min(v for s in curves.values() for v in s.values())
     line_chart(named, out, "lookback against CUB 3.0, int32, NVIDIA H200 (same process, same buffers)",

@@ -49,11 +49,8 @@ impl Workspace {
                 Span::new::<u64>("num_runs", count, 1),
             ],
         )?;
-        // Non-trivial runs have no persistent kernel yet.
-        let pipe_kernel = match mode {
-            RunsMode::Encode | RunsMode::Ends => kernels::pipe_runs_kernel(size_of::<T>(), 0),
-            _ => None,
-        };
+        // Every encoding has a persistent kernel (the mode picks the outputs).
+        let pipe_kernel = kernels::pipe_runs_kernel(size_of::<T>(), 0);
         let job = RunsJob {
             kernel: positional_kernel(size_of::<T>(), 0)?,
             pipe_kernel,

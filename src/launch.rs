@@ -300,13 +300,16 @@ impl Workspace {
 
     /// The persistent launch — (kernel, shape, tiles) — of `algo` for a call of `bytes` bytes, if the
     /// engine setting, the GPU (sm_90+, enough shared memory for the ring plus the kernel's static shared
-    /// memory), the size and the alignment of `addrs` allow it.
+    /// memory), the size and the alignment of `addrs` allow it. [`Engine::Auto`] compares `auto_bytes`
+    /// (usually `bytes`) with the row's `min_tiles` tiles.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn persistent_launch(
         &mut self,
         stream: &CudaStream,
         algo: Algo,
         kernel: Option<Kernel>,
         bytes: usize,
+        auto_bytes: usize,
         addrs: &[u64],
     ) -> Result<Option<(Kernel, Shape, usize)>> {
         let (Some(pipe), Some(kernel)) = (kernels::pipe_tuning(algo), kernel) else { return Ok(None) };
@@ -314,7 +317,7 @@ impl Workspace {
             return Ok(None);
         }
         let tiles = bytes.div_ceil(pipe.tile_bytes());
-        if self.engine == Engine::Auto && tiles < pipe.min_tiles as usize {
+        if self.engine == Engine::Auto && auto_bytes.div_ceil(pipe.tile_bytes()) < pipe.min_tiles as usize {
             return Ok(None);
         }
         if u32::try_from(tiles).is_err() {

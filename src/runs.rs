@@ -10,12 +10,11 @@
 //! already have overwritten, and a run's outputs are written as soon as the run ends, before later tiles
 //! have read their inputs.
 //!
-//! Engines: run-length and run-end encoding, `unique_by_key`, `reduce_by_key` and the scans by key also
-//! run on the persistent engine (`cuda/agent_pipe_runs.cuh`, `cuda/agent_pipe_scan_by_key.cuh`, sm_90+)
-//! under [`Engine::Persistent`](crate::Engine) when the keys and values (and a scan's output) are 16-byte
-//! aligned, and under [`Engine::Auto`](crate::Engine) from the runs row's `min_tiles` of
-//! `cuda/tuning.cuh` (1024 tiles: 2^23 i32 keys, 2^22 i32 keys with i32 values) up. Non-trivial runs are
-//! always classic.
+//! Engines: every run-based primitive also runs on the persistent engine (`cuda/agent_pipe_runs.cuh`,
+//! `cuda/agent_pipe_scan_by_key.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when the keys
+//! and values (and a scan's output) are 16-byte aligned, and under [`Engine::Auto`](crate::Engine) from
+//! the runs row's `min_tiles` of `cuda/tuning.cuh` up, counted on the keys alone (1024 tiles of keys:
+//! 2^23 i32 keys, with or without values).
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
@@ -271,8 +270,13 @@ impl Workspace {
             if job.value_bytes > 0 { job.values } else { 0 },
             if job.mode.counts() { 0 } else { job.out_values },
         ];
-        let persistent =
-            self.persistent_launch(stream, Algo::Runs, job.pipe_kernel, job.n.saturating_mul(slot_item), &aligned)?;
+        // Engine::Auto counts the keys alone against the runs row's min_tiles: the keyed kernels (half as
+        // many items per tile) measured slower than the classic agent up to 2^22 i32 keys with i32 values
+        // (reduce_by_key 33.0 against 31.1 µs, scan_by_key 31.6 against 29.2, unique_by_key 34.5 against
+        // 28.5; benches/NOTES.md, session 6), so every run-based primitive switches at 2^23 i32 keys.
+        let bytes = job.n.saturating_mul(slot_item);
+        let auto_bytes = job.n.saturating_mul(size_of::<K>().next_power_of_two());
+        let persistent = self.persistent_launch(stream, Algo::Runs, job.pipe_kernel, bytes, auto_bytes, &aligned)?;
         let (kernel, shape, tiles) = match persistent {
             Some(plan) => plan,
             None => {

@@ -168,7 +168,7 @@ impl Workspace {
         let bytes = n * size_of::<T>();
         let pipe_kernel = kernels::pipe_scan_kernel(op.kind(), T::DTYPE);
         let (kernel, shape, tiles) =
-            match self.persistent_launch(stream, Algo::Scan, pipe_kernel, bytes, &[src, dst])? {
+            match self.persistent_launch(stream, Algo::Scan, pipe_kernel, bytes, bytes, &[src, dst])? {
                 Some(plan) => plan,
                 None => {
                     let kernel = kernels::scan_kernel(op.kind(), T::DTYPE)

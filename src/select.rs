@@ -184,6 +184,7 @@ impl Workspace {
                 Algo::Select,
                 Some(kernels::pipe_select_kernel(T::DTYPE)),
                 job.n * size_of::<T>(),
+                job.n * size_of::<T>(),
                 &[job.input],
             )?,
         };

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A/B of two builds in one device call (carry target/bundle.tar.xz whose gpu-bundle holds the new build
+# in bin/ and the old bench binaries in ab/): every test binary of the new build, then each bench row
+# alternately old / new / old / new (same process order, CUB in each), then compute-sanitizer on the
+# scan, select and runs sanitizer cases of the new build. ~6 minutes.
+#   scripts/h200-ab.sh "bench-runs --sizes 22,24,28 --algos unique_by_key_run4" ["bench-select ..."] ...
+set -u
+cd "$(dirname "$0")/.."
+R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
+exec > >(tee -a $R/summary-ab.txt) 2>&1
+tar xJf target/bundle.tar.xz -C target
+g=target/gpu-bundle
+pack() { tar czf $R/logs-ab.tgz -C /tmp logs; }
+rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
+echo "== all tests"
+timeout 200 $g/run.sh tests >$OUT/tests.txt 2>&1
+grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
+pack
+i=0
+for spec in "$@"; do
+  i=$((i + 1)); set -- $spec; bench=$1; shift
+  for round in 1 2; do
+    for side in ab bin; do
+      timeout 60 env -u OUT $g/$side/$bench "$@" --reps 20 --csv $OUT/ab-$i-$side-$round.csv >$OUT/ab-$i-$side-$round.txt 2>&1
+      rows $OUT/ab-$i-$side-$round.txt | sed "s/^/$side$round /"
+    done
+  done
+  pack
+done
+for t in runs select scan; do
+  s=$(basename $g/bin/test-$t-*)
+  echo "== sanitize $t"
+  timeout 100 $g/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
+  pack
+done

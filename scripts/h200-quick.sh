@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# A short device check (carry target/bundle.tar.xz; ~2-3 minutes): the named test binaries
+# (LOOKBACK_REQUIRE_GPU=1), then each quoted bench command line with CUB in the same process, then
+# compute-sanitizer on the first named test binary's sanitizer cases. For the end of a session's device
+# budget, after a small change on top of a full scripts/h200-final.sh run.
+#   scripts/h200-quick.sh "select runs" "bench-select --sizes 20,28" "bench-runs --sizes 22 --algos rle_run4"
+set -u
+cd "$(dirname "$0")/.."
+R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
+exec > >(tee -a $R/summary-quick.txt) 2>&1
+tar xJf target/bundle.tar.xz -C target
+b=target/gpu-bundle/bin
+pack() { tar czf $R/logs-quick.tgz -C /tmp logs; }
+tests=$1; shift
+for t in $tests; do
+  LOOKBACK_REQUIRE_GPU=1 timeout 90 $b/test-$t-* >$OUT/test-$t.txt 2>&1; echo "== test-$t rc $?"
+  grep -E "^test result|FAILED|panicked" $OUT/test-$t.txt | head
+done
+pack
+i=0
+for spec in "$@"; do
+  i=$((i + 1))
+  timeout 90 env -u OUT $b/$spec --reps 20 --csv $OUT/quick-$i.csv >$OUT/quick-$i.txt 2>&1
+  echo "== $spec (rc $?)"
+  grep -E "n=2\^|CHECK|rror|panicked" $OUT/quick-$i.txt | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'
+  pack
+done
+first=${tests%% *}
+s=$(basename $b/test-$first-*)
+echo "== sanitize $first"
+timeout 100 target/gpu-bundle/run.sh sanitize $s sanitizer_cases >$OUT/san-$first.txt 2>&1
+grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$first.txt | head -8
+pack
