@@ -51,21 +51,29 @@
 
 namespace lookback {
 
+// N items of T moved with the widest vector accesses their total size allows (16, 8 or 4 bytes; none: item
+// by item), through a union of the vectors and the items.
+template <class T, int N> struct VectorGroup {
+    static constexpr int BYTES = N * (int)sizeof(T);
+    static constexpr int W = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
+    static constexpr int VECTORS = W == 0 ? 1 : BYTES / W;
+    using U = std::conditional_t<W == 16, uint4, std::conditional_t<W == 8, uint2, uint32_t>>;
+    union Bits {
+        U u[VECTORS];
+        T t[N];
+    };
+};
+
 // N items of T from shared memory at `src` (aligned to N·sizeof(T) bytes), with the widest vector loads.
 template <class T, int N> __host__ __device__ __forceinline__ void load_group(const T* src, T (&dst)[N]) {
-    constexpr int BYTES = N * (int)sizeof(T);
-    constexpr int W = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
-    if constexpr (W == 0) {
+    using G = VectorGroup<T, N>;
+    if constexpr (G::W == 0) {
 #pragma unroll
         for (int i = 0; i < N; ++i) dst[i] = src[i];
     } else {
-        using U = std::conditional_t<W == 16, uint4, std::conditional_t<W == 8, uint2, uint32_t>>;
-        union {
-            U u[BYTES / W];
-            T t[N];
-        } x;
+        typename G::Bits x;
 #pragma unroll
-        for (int i = 0; i < BYTES / W; ++i) x.u[i] = reinterpret_cast<const U*>(src)[i];
+        for (int i = 0; i < G::VECTORS; ++i) x.u[i] = reinterpret_cast<const typename G::U*>(src)[i];
 #pragma unroll
         for (int i = 0; i < N; ++i) dst[i] = x.t[i];
     }
@@ -73,21 +81,16 @@ template <class T, int N> __host__ __device__ __forceinline__ void load_group(co
 
 // N items of T to `dst` (global or shared, aligned to N·sizeof(T) bytes), with the widest vector stores.
 template <class T, int N> __host__ __device__ __forceinline__ void store_group(T* dst, const T (&src)[N]) {
-    constexpr int BYTES = N * (int)sizeof(T);
-    constexpr int W = BYTES % 16 == 0 ? 16 : BYTES % 8 == 0 ? 8 : BYTES % 4 == 0 ? 4 : 0;
-    if constexpr (W == 0) {
+    using G = VectorGroup<T, N>;
+    typename G::Bits x;
 #pragma unroll
-        for (int i = 0; i < N; ++i) dst[i] = src[i];
+    for (int i = 0; i < N; ++i) x.t[i] = src[i];
+    if constexpr (G::W == 0) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) dst[i] = x.t[i];
     } else {
-        using U = std::conditional_t<W == 16, uint4, std::conditional_t<W == 8, uint2, uint32_t>>;
-        union {
-            U u[BYTES / W];
-            T t[N];
-        } x;
 #pragma unroll
-        for (int i = 0; i < N; ++i) x.t[i] = src[i];
-#pragma unroll
-        for (int i = 0; i < BYTES / W; ++i) reinterpret_cast<U*>(dst)[i] = x.u[i];
+        for (int i = 0; i < G::VECTORS; ++i) reinterpret_cast<typename G::U*>(dst)[i] = x.u[i];
     }
 }
 

@@ -45,4 +45,4 @@ while IFS=$'\t' read -r name exe; do
 done <"$out/bench-cub.tsv"
 # The CUB code adds about 2 MiB per bench; carry the bundle xz-compressed as scripts/h200-final.sh's header
 # says (identical kernel images across binaries compress away).
-echo "bundle-cub: $(du -sm "$out" | cut -f1) MiB in $out; next: tar cf - -C target gpu-bundle | xz -9 -T8 > target/bundle.tar.xz"
+echo "bundle-cub: $(du -sm "$out" | cut -f1) MiB in $out; next: tar cf - -C target gpu-bundle | xz -T1 --lzma2=preset=3,dict=256MiB > target/bundle.tar.xz"

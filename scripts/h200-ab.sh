@@ -4,13 +4,8 @@
 # alternately old / new / old / new (same process order, CUB in each), then compute-sanitizer on the
 # scan, select and runs sanitizer cases of the new build. ~6 minutes.
 #   scripts/h200-ab.sh "bench-runs --sizes 22,24,28 --algos unique_by_key_run4" ["bench-select ..."] ...
-set -u
-cd "$(dirname "$0")/.."
-R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
-exec > >(tee -a $R/summary-ab.txt) 2>&1
-tar xJf target/bundle.tar.xz -C target
+source "$(dirname "$0")/h200-prologue.sh" ab
 g=target/gpu-bundle
-pack() { tar czf $R/logs-ab.tgz -C /tmp logs; }
 rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
 echo "== all tests"
 timeout 200 $g/run.sh tests >$OUT/tests.txt 2>&1

@@ -11,13 +11,7 @@
 # Prints a summary (also $OUT/summary-final.txt): test results, sanitizer summaries, the 2^16 and 2^28
 # rows, and every row slower than CUB. Full logs and CSVs, packed after each step so that a call cut
 # short keeps what ran, in $OUT/logs-final.tgz (8 files at most come back).
-set -u
-cd "$(dirname "$0")/.."
-R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
-exec > >(tee -a $R/summary-final.txt) 2>&1
-tar xJf target/bundle.tar.xz -C target
-b=target/gpu-bundle/bin
-pack() { tar czf $R/logs-final.tgz -C /tmp logs; }
+source "$(dirname "$0")/h200-prologue.sh" final
 rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | cut -c1-150; }
 slower() { awk '/lookback\/cub/ { if ($NF + 0 < 1.0) print }' "$1" | cut -c1-150; }
 echo "== all tests"

@@ -4,13 +4,7 @@
 # compute-sanitizer on the first named test binary's sanitizer cases. For the end of a session's device
 # budget, after a small change on top of a full scripts/h200-final.sh run.
 #   scripts/h200-quick.sh "select runs" "bench-select --sizes 20,28" "bench-runs --sizes 22 --algos rle_run4"
-set -u
-cd "$(dirname "$0")/.."
-R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p $OUT $R
-exec > >(tee -a $R/summary-quick.txt) 2>&1
-tar xJf target/bundle.tar.xz -C target
-b=target/gpu-bundle/bin
-pack() { tar czf $R/logs-quick.tgz -C /tmp logs; }
+source "$(dirname "$0")/h200-prologue.sh" quick
 tests=$1; shift
 for t in $tests; do
   LOOKBACK_REQUIRE_GPU=1 timeout 90 $b/test-$t-* >$OUT/test-$t.txt 2>&1; echo "== test-$t rc $?"
