@@ -97,8 +97,10 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 // With defaults in PipeWorkDefaults: on_load(p, slot, start, full), called by the load lane after it
 //   issued a tile's bulk copies and before its arrival on the tile's `full` barrier (what a Work needs
 //   from global memory besides the tile: plain loads finished before it returns, or bulk copies that
-//   complete on `full` after an mbar_expect_tx of their bytes, which keep the load lane from waiting); PUBLISH_WARP with ordered(state), whether publishing with release
-//   semantics goes through the publisher warp (see `publish_tiles`); warp_sum<Op>(x).
+//   complete on `full` after an mbar_expect_tx of their bytes, which keep the load lane from waiting);
+//   PUBLISH_WARP with ordered(state), whether publishing with release semantics goes through the
+//   publisher warp (see `publish_tiles`); warp_sum<Op>(x); BATCHED_LOOKAHEAD (fold_aggregates; packed
+//   states need word(t), unpack(t, w, value) and acquires()).
 // Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in).
 template <class Work> struct PipeEngine {
