@@ -99,8 +99,9 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 //   from global memory besides the tile: plain loads finished before it returns, or bulk copies that
 //   complete on `full` after an mbar_expect_tx of their bytes, which keep the load lane from waiting);
 //   PUBLISH_WARP with ordered(state), whether publishing with release semantics goes through the
-//   publisher warp (see `publish_tiles`); warp_sum<Op>(x); BATCHED_LOOKAHEAD (fold_aggregates; packed
-//   states need word(t), unpack(t, w, value) and acquires()).
+//   publisher warp (see `publish_tiles`); warp_sum<Op>(x); BATCHED_LOOKAHEAD (fold_aggregates; a packed
+//   state then needs word(t) and unpack(t, w, value), and its words must need no acquire ordering:
+//   RunsPairState's).
 // Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in).
 template <class Work> struct PipeEngine {
@@ -266,14 +267,8 @@ template <class Work> struct PipeEngine {
         else return cursor + AHEAD_PER_LANE * lane_id() + i;
     }
 
-    // Whether a packed state's reads must be acquire loads (ordered: in-place compaction).
-    static __device__ __forceinline__ bool acquire_reads(const State& state) {
-        if constexpr (State::PACKED) return state.acquires();
-        else return true;
-    }
-
     // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major).
-    // BATCHED Works with unordered packed states issue every load of the step before using any: one L2
+    // BATCHED Works with packed states issue every load of the step before using any: one L2
     // round trip per step (tiles past `end` read tile end - 1's word and ignore it). Otherwise the tag
     // test of load i, under its `t < end` branch, comes before load i+1, and the compiler issues the loads
     // one round trip apart (ncu: 8 dependent L2 loads per step for the runs Works). Batching made
@@ -285,8 +280,7 @@ template <class Work> struct PipeEngine {
         A v[AHEAD_PER_LANE];
         unsigned st[AHEAD_PER_LANE];
         if constexpr (State::PACKED) {
-            const bool batched = BATCHED && !acquire_reads(state);
-            if (batched) {
+            if constexpr (BATCHED) {
                 uint64_t w[AHEAD_PER_LANE];
 #pragma unroll
                 for (int i = 0; i < AHEAD_PER_LANE; ++i) w[i] = state.word(min(ahead_tile(cursor, i), end - 1));

@@ -44,13 +44,7 @@ template <class A, bool ORDERED> struct PackedState {
         if (ORDERED) st_release(words + tile, w); else st_relaxed(words + tile, w);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
-        return unpack(tile, ORDERED ? ld_acquire(words + tile) : ld_relaxed(words + tile), value);
-    }
-    // `read` in two steps, for a reader that issues many loads before using any (pipe_engine.cuh). Only
-    // for unordered states (acquires() false): the word is a relaxed load.
-    __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
-    __device__ __forceinline__ bool acquires() const { return ORDERED; }
-    __device__ __forceinline__ unsigned unpack(uint64_t, uint64_t w, A& value) const {
+        uint64_t w = ORDERED ? ld_acquire(words + tile) : ld_relaxed(words + tile);
         value = from_bits<A>((typename Bits<sizeof(A)>::type)(w & 0xffffffffu));
         return tag_state((unsigned)(w >> 32), epoch);
     }
@@ -106,12 +100,7 @@ struct CountState {
         if (ordered) st_release(words + tile, w); else st_relaxed(words + tile, w);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
-        return unpack(tile, ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile), count);
-    }
-    // `read` in two steps, as PackedState's (unordered states only).
-    __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
-    __device__ __forceinline__ bool acquires() const { return ordered; }
-    __device__ __forceinline__ unsigned unpack(uint64_t, uint64_t w, uint64_t& count) const {
+        const uint64_t w = ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile);
         count = w & COUNT_MASK;
         return tag_state((unsigned)(w >> 54), epoch);
     }
@@ -200,10 +189,9 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     }
     // Packed: state and pair from one relaxed load.
     __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const { return unpack(tile, word(tile), pair); }
-    // `read` in two steps, for a reader that issues many loads before using any (pipe_engine.cuh); the
-    // packed words need no ordering (acquires: false).
+    // `read` in two steps, for a reader that issues many loads before using any (the engine's batched
+    // look-ahead): the packed words need no ordering, so the loads may be issued together.
     __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
-    __device__ __forceinline__ bool acquires() const { return false; }
     __device__ __forceinline__ unsigned unpack(uint64_t tile, uint64_t w, P& pair) const {
         const unsigned state = tag_state((unsigned)(w >> 54), epoch);
         if (state != STATUS_X) decode(tile, w, pair);
