@@ -129,8 +129,17 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         K after_tile;   // key start+valid (when it exists)
     };
 
+    // Status of a tile's pair: one 16-byte entry when the value fits 54 bits (positions, values of at most
+    // 4 bytes), else a flag word and value slots (tile_state.cuh).
+    static constexpr bool WIDE_STATE = !VALUED || sizeof(A) <= 4;
+    using State = std::conditional_t<WIDE_STATE, WidePairState<Pair>, PairState<Pair>>;
+    static __device__ __forceinline__ State make_state(const LookbackParams& lb) {
+        if constexpr (WIDE_STATE) return State{lb.status, lb.epoch};
+        else return State{lb.status, lb.values, lb.epoch};
+    }
+
     // Warp 0: the tile's exclusive prefix from its predecessors; publishes the inclusive prefix.
-    static __device__ __forceinline__ void lookback_and_publish(const PairState<Pair>& state, uint64_t tile,
+    static __device__ __forceinline__ void lookback_and_publish(const State& state, uint64_t tile,
                                                                 const Pair& aggregate, Storage& s,
                                                                 const LookbackParams& lb) {
         Pair exclusive = POp::template identity<Pair>();
@@ -341,7 +350,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         aggregate.count = tile_local.count;
         if constexpr (VALUED) aggregate.value = tile_local.value;
         else aggregate.value = tile_local.value ? start + tile_local.value - 1 : 0;
-        const PairState<Pair> state{lb.status, lb.values, lb.epoch};
+        const State state = make_state(lb);
 
         if (!VALUED || p.mode == RUNS_REDUCE) {
             // 4. Warp 0 looks back while the other warps stage their runs' outputs in shared memory at

@@ -31,6 +31,30 @@ __device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
+// 16-byte status entries (tile_state.cuh, WideState): one vector access of two 64-bit words. PTX makes
+// each 64-bit element single-copy atomic, not the pair (a 128-bit vector access is two accesses: CUB issue
+// #612), so the entry's format must detect a torn read itself. One instruction, one L2 round trip. (The
+// native 128-bit atomics of sm_90 are atomic as a pair, but an atomic read is a read-modify-write that L2
+// serializes per address: with every block's look-ahead reading the same newest entries, the i64 scan on
+// the H200 ran at half the speed of these loads; benches/NOTES.md, session 7.)
+struct U64Pair {
+    uint64_t lo, hi;
+};
+template <bool ACQUIRE> __device__ __forceinline__ U64Pair ld_pair(const uint64_t* p) {
+    U64Pair w;
+    if constexpr (ACQUIRE)
+        asm volatile("ld.acquire.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(w.lo), "=l"(w.hi) : "l"(p) : "memory");
+    else
+        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(w.lo), "=l"(w.hi) : "l"(p) : "memory");
+    return w;
+}
+template <bool RELEASE> __device__ __forceinline__ void st_pair(uint64_t* p, U64Pair w) {
+    if constexpr (RELEASE)
+        asm volatile("st.release.gpu.global.v2.u64 [%0], {%1, %2};" : : "l"(p), "l"(w.lo), "l"(w.hi) : "memory");
+    else
+        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" : : "l"(p), "l"(w.lo), "l"(w.hi) : "memory");
+}
+
 // Orders this thread's later loads after its earlier ones (the acquire half of a relaxed poll).
 __device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" : : : "memory"); }
 

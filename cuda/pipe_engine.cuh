@@ -281,7 +281,7 @@ template <class Work> struct PipeEngine {
         unsigned st[AHEAD_PER_LANE];
         if constexpr (State::PACKED) {
             if constexpr (BATCHED) {
-                uint64_t w[AHEAD_PER_LANE];
+                typename State::Word w[AHEAD_PER_LANE];
 #pragma unroll
                 for (int i = 0; i < AHEAD_PER_LANE; ++i) w[i] = state.word(min(ahead_tile(cursor, i), end - 1));
 #pragma unroll

@@ -9,10 +9,9 @@
 //
 // Invariant 1 (packed status words): a reader must never see a flag without its value. Values of at most
 // 4 bytes travel in the same 64-bit word as their flag, written and read with one single-copy-atomic
-// access. 8-byte values use two words: the value is stored first and the flag is published after it with
-// release semantics; a reader that sees the flag with acquire semantics then reads the value, which the
-// release/acquire pair guarantees it sees (never a plain 128-bit access: CUB issue #612). A/P values are in
-// separate slots, so a value slot is written exactly once per epoch and never changes under a reader.
+// access. 8-byte values travel in one 16-byte entry of two such words, each carrying the tag and half of
+// the value (WideState); a 16-byte access is not single-copy atomic (CUB issue #612), so a reader accepts
+// an entry only when both halves carry the same tag, which only one write of a launch can have left.
 #pragma once
 #include "common.cuh"
 #include "types.cuh"
@@ -50,37 +49,38 @@ template <class A, bool ORDERED> struct PackedState {
     }
 };
 
-// 8-byte values: flag word + two value slots per tile (values[2t] = aggregate, values[2t+1] = prefix).
-template <class A> struct TwoWordState {
-    static_assert(sizeof(A) == 8, "TwoWordState holds 8-byte values");
-    static constexpr bool PACKED = false;
+// 8-byte values: one 16-byte entry per tile, words[2t..2t+2) (the host keeps two status words per tile),
+// written and read with one vector access (common.cuh). Each half is tag << 32 | 32 bits of the value (low
+// bits first): a PackedState word's layout, so the reasoning about words a launch of another format left
+// holds for each half (another launch's epoch reads as X; the count formats' tags sit in bits 54-63, which
+// a packed word leaves zero). The two halves are two single-copy-atomic accesses, not one, so a reader may
+// see halves of two different writes: it accepts the entry only when both halves carry the same tag. Within
+// a launch a tile's entry is written at most once per state (A, then P in the classic agent), so equal
+// tags of the current epoch mean one write; anything else reads as X and is polled again. One load gives
+// flag and value: a reader that polls many tiles needs one round trip per step, where a flag word with
+// separate value slots needs two (flags, fence, values).
+template <class A, bool ORDERED> struct WideState {
+    static_assert(sizeof(A) == 8, "WideState holds 8-byte values");
+    static constexpr bool PACKED = true;
+    using Word = U64Pair;
     uint64_t* words;
-    uint64_t* values;
     unsigned epoch;
 
     __device__ __forceinline__ void publish(uint64_t tile, unsigned state, A value) const {
-        st_relaxed(values + 2 * tile + (state == STATUS_P), to_bits(value));
-        st_release(words + tile, (uint64_t)make_tag(epoch, state));
+        const uint64_t bits = to_bits(value);
+        const uint64_t tag = (uint64_t)make_tag(epoch, state) << 32;
+        st_pair<ORDERED>(words + 2 * tile, U64Pair{tag | (bits & 0xffffffffu), tag | (bits >> 32)});
     }
-    // A word is a tag alone (high half zero); a word an earlier launch of a packed format left (value bits
-    // in the low half) reads as X whatever its low half spells. The same for peek.
-    static __device__ __forceinline__ unsigned state_of(uint64_t w, unsigned epoch) {
-        return (w >> 32) ? STATUS_X : tag_state((unsigned)w, epoch);
-    }
-    __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
-        unsigned state = state_of(ld_acquire(words + tile), epoch);
-        if (state != STATUS_X) value = from_bits<A>(ld_relaxed(values + 2 * tile + (state == STATUS_P)));
+    __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const { return unpack(tile, word(tile), value); }
+    // `read` in two steps, for a reader that issues many loads before using any (the engine's batched
+    // look-ahead).
+    __device__ __forceinline__ Word word(uint64_t tile) const { return ld_pair<ORDERED>(words + 2 * tile); }
+    __device__ __forceinline__ unsigned unpack(uint64_t, Word w, A& value) const {
+        const unsigned tag = (unsigned)(w.hi >> 32);
+        if (tag != (unsigned)(w.lo >> 32)) return STATUS_X;  // torn: halves of two writes
+        const unsigned state = tag_state(tag, epoch);
+        if (state != STATUS_X) value = from_bits<A>((w.hi << 32) | (w.lo & 0xffffffffu));
         return state;
-    }
-    // Split reads for a reader that polls many tiles at once (agent_pipe_scan.cuh): relaxed flag polls,
-    // then one acquire fence (fence_acquire) once every flag it needs is set, then the values. The
-    // fence orders the value loads after the flag loads that saw the flags, as the acquire load of
-    // `read` does, at one fence per batch instead of one acquire per poll.
-    __device__ __forceinline__ unsigned peek(uint64_t tile) const {
-        return state_of(ld_relaxed(words + tile), epoch);
-    }
-    __device__ __forceinline__ A value(uint64_t tile, unsigned state) const {
-        return from_bits<A>(ld_relaxed(values + 2 * tile + (state == STATUS_P)));
     }
 };
 
@@ -107,9 +107,10 @@ struct CountState {
 };
 
 // (count, value) pairs of the run-based primitives (agent_runs.cuh): flag word + four value words per
-// tile (values[4t..4t+2) = aggregate, values[4t+2..4t+4) = inclusive prefix), published like
-// TwoWordState: both words stored first, then the flag with release; a reader that sees the flag with
-// acquire reads both words, which the release/acquire pair guarantees are the published ones.
+// tile (values[4t..4t+2) = aggregate, values[4t+2..4t+4) = inclusive prefix): both value words stored
+// first, then the flag (a tag alone) with release; a reader that sees the flag with acquire reads both
+// words, which the release/acquire pair guarantees are the published ones. A/P values are in separate
+// slots, so a value slot is written exactly once per launch and never changes under a reader.
 template <class P> struct PairState {
     static_assert(sizeof(P::value) <= 8, "pair payloads are at most 8 bytes");
     uint64_t* words;
@@ -138,13 +139,45 @@ template <class P> struct PairState {
     }
 };
 
+// (count, value) pairs of the classic run-based agent whose value fits 54 bits (reductions of values of at
+// most 4 bytes, or item positions): one 16-byte entry per tile, words[2t..2t+2), count then value, each
+// half tag << 54 | 54 bits (CountState's layout, so a half another launch left reads as X in every
+// format, and theirs in this one). As WideState: one vector access, and a reader accepts the entry only
+// when both halves carry the same tag (A and P of a tile are two writes of the same entry). One load per
+// predecessor where PairState takes two round trips (flag with acquire, then the values); no ordering is
+// needed, since readers use nothing but the entry (run-based outputs are never in place).
+template <class P> struct WidePairState {
+    using V = decltype(P::value);
+    using B = typename Bits<sizeof(V)>::type;
+    static constexpr uint64_t MASK = (1ull << 54) - 1;
+    uint64_t* words;
+    unsigned epoch;
+
+    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
+        const uint64_t tag = (uint64_t)make_tag(epoch, state) << 54;
+        const uint64_t value = (uint64_t)to_bits(pair.value) & MASK;
+        st_pair<false>(words + 2 * tile, U64Pair{tag | (pair.count & MASK), tag | value});
+    }
+    __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
+        const U64Pair w = ld_pair<false>(words + 2 * tile);
+        const unsigned tag = (unsigned)(w.hi >> 54);
+        if (tag != (unsigned)(w.lo >> 54)) return STATUS_X;  // torn: halves of two writes
+        const unsigned state = tag_state(tag, epoch);
+        if (state != STATUS_X) {
+            pair.count = w.lo & MASK;
+            pair.value = from_bits<V>((B)(w.hi & MASK));
+        }
+        return state;
+    }
+};
+
 // Tile aggregates of the persistent run-based Works (agent_pipe_runs.cuh): (count, payload) pairs whose
 // count is tile-local (at most TILE_ITEMS <= 2^15 heads), so a pair usually fits one word with its tag:
 // word = tag << 54 | count << 32 | payload. The payload is the segmented reduction's value (at most 4
 // bytes) or, for POSITIONS, the tile-local index + 1 of the tile's latest head (0: none), which `read`
 // turns into a global position with the tile id it was asked about. Readers use nothing but the word:
 // relaxed accesses suffice, as for scans (the outputs are not in place). 8-byte payloads (TWO_WORDS) go
-// to values[2t], stored before the word, which is published with release (as TwoWordState); readers
+// to values[2t], stored before the word, which is published with release (as PairState's flags); readers
 // peek relaxed, fence once per batch, then read both.
 //
 // The engine's pairs are global: P::count is 64-bit and positions are global item indices, identity 0.
@@ -165,8 +198,8 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
             // A tile's aggregate holds a position inside the tile, or 0 (no head) from a later tile (tile 0
             // always has one: item 0). Not keyed on the count: non-trivial runs count markers, and a tile
             // of heads without markers still moves the latest head. Bit 31 set: the low half of a word
-            // with a head never looks like a tag to readers of the one-tag-per-word formats (TwoWordState,
-            // PairState) of a later launch.
+            // with a head never looks like a tag to readers of the one-tag-per-word format (PairState's
+            // flags) of a later launch.
             return pair.value >= start ? ((uint32_t)(pair.value - start) + 1u) | POSITION_BIT : 0u;
         } else {
             return (uint32_t)to_bits(pair.value);
@@ -191,6 +224,7 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const { return unpack(tile, word(tile), pair); }
     // `read` in two steps, for a reader that issues many loads before using any (the engine's batched
     // look-ahead): the packed words need no ordering, so the loads may be issued together.
+    using Word = uint64_t;
     __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
     __device__ __forceinline__ unsigned unpack(uint64_t tile, uint64_t w, P& pair) const {
         const unsigned state = tag_state((unsigned)(w >> 54), epoch);
@@ -215,10 +249,8 @@ template <class A, bool ORDERED, bool PACKED = (sizeof(A) <= 4)> struct StateFor
     static __device__ __forceinline__ type make(uint64_t* words, uint64_t*, unsigned epoch) { return {words, epoch}; }
 };
 template <class A, bool ORDERED> struct StateFor<A, ORDERED, false> {
-    using type = TwoWordState<A>;
-    static __device__ __forceinline__ type make(uint64_t* words, uint64_t* values, unsigned epoch) {
-        return {words, values, epoch};
-    }
+    using type = WideState<A, ORDERED>;
+    static __device__ __forceinline__ type make(uint64_t* words, uint64_t*, unsigned epoch) { return {words, epoch}; }
 };
 
 // Dynamic tile ids (invariant 4): tiles are numbered in the order blocks start, not by blockIdx.x, so a

@@ -188,13 +188,18 @@ struct DeviceInfo {
 const EPOCHS: u32 = 255;
 /// Words before the status words: the tile counter and one scratch word.
 const HEADER: usize = 2;
+/// Status words per tile: one for every format but the 16-byte entries of 8-byte scan values
+/// (`WideState` in `cuda/tile_state.cuh`), which take two.
+const STATUS_WORDS: usize = 2;
+// The 16-byte entries must be 16-byte aligned: the status words start HEADER words into the buffer.
+const _: () = assert!(HEADER % 2 == 0, "status words start 16-byte aligned");
 /// Value words per tile after the status words: an aggregate and a prefix of up to two words each (the
-/// (count, value) pairs of the run-based primitives; 8-byte scan values use one word each).
+/// (count, value) pairs of the run-based primitives).
 const VALUE_WORDS: usize = 4;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
-/// Every primitive needs a small device workspace (40 bytes per tile, a tile being a few thousand
+/// Every primitive needs a small device workspace (48 bytes per tile, a tile being a few thousand
 /// items). The one-shot functions of this crate allocate one per call; keep a `Workspace` and call its
 /// methods instead to make repeated calls allocate nothing. Status words are tagged with a per-launch
 /// epoch, so a reused workspace needs no clearing launch: each call is one kernel launch.
@@ -224,7 +229,7 @@ const VALUE_WORDS: usize = 4;
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
-    /// `[tile counter, scratch, status × capacity, values × VALUE_WORDS·capacity]`, allocated on first use.
+    /// `[tile counter, scratch, status × STATUS_WORDS·capacity, values × VALUE_WORDS·capacity]`, allocated on first use.
     buf: Option<CudaSlice<u64>>,
     capacity: usize,
     epoch: u32,
@@ -441,7 +446,7 @@ impl Workspace {
         };
         if tiles > self.capacity || self.buf.is_none() {
             let capacity = tiles.max(2 * self.capacity).max(64);
-            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + (1 + VALUE_WORDS) * capacity)?);
+            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + (STATUS_WORDS + VALUE_WORDS) * capacity)?);
             self.capacity = capacity;
             self.epoch = 0;
             self.tiles_taken = 0;
@@ -449,7 +454,7 @@ impl Workspace {
         let buf = self.buf.as_mut().expect("allocated above");
         if self.epoch == EPOCHS {
             // Words of the launch 255 calls ago carry the epoch we are about to reuse: clear them.
-            stream.memset_zeros(&mut buf.slice_mut(HEADER..HEADER + self.capacity))?;
+            stream.memset_zeros(&mut buf.slice_mut(HEADER..HEADER + STATUS_WORDS * self.capacity))?;
             self.epoch = 0;
         }
         self.epoch += 1;
@@ -458,7 +463,7 @@ impl Workspace {
         let lookback = LookbackParams {
             tile_counter: base,
             status: base + 8 * HEADER as u64,
-            values: base + 8 * (HEADER + self.capacity) as u64,
+            values: base + 8 * (HEADER + STATUS_WORDS * self.capacity) as u64,
             tile_base: self.tiles_taken,
             epoch: self.epoch,
             first_poll_ns: backoff.first_poll_ns,
@@ -468,7 +473,8 @@ impl Workspace {
         let params = make(lookback, base + 8);
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `kernel` takes (the caller pairs them). The workspace holds
-        // `capacity >= tiles` status words and VALUE_WORDS·capacity value words after the counter; the caller's
+        // `STATUS_WORDS·capacity` status words (16-byte aligned: HEADER is two words) and
+        // VALUE_WORDS·capacity value words, capacity >= tiles, after the counter; the caller's
         // buffers are valid for the lengths it put in `P` and stay borrowed (with their guards) until
         // after this launch is enqueued. A persistent launch gets the dynamic shared memory its agent
         // expects (`PipeTuning::ring_bytes`, the same table as the kernel's).

@@ -222,4 +222,10 @@ fn sanitizer_cases() {
     check_one::<u8>(&stream, &mut ws, 3 * t8 + 15, 9, ScanOp::Max, None, false).unwrap();
     check_one::<f16>(&stream, &mut ws, 2 * t + 7, 10, ScanOp::Sum, Some(f16::from_f32(0.5)), true).unwrap();
     check_one::<i64>(&stream, &mut ws, 5 * t + 1, 11, ScanOp::BitXor, None, false).unwrap();
+    // 8-byte values: 16-byte status entries on sm_90+ (128-bit atomics), in both engines.
+    let t64 = lookback::__private::pipe_scan_tile_items(8);
+    check_one::<i64>(&stream, &mut ws, 300 * t64 + 5, 12, ScanOp::Sum, Some(-7), false).unwrap();
+    ws.set_engine(Engine::Classic);
+    let c64 = lookback::__private::scan_tile_items(8);
+    check_one::<f64>(&stream, &mut ws, 200 * c64 + 9, 13, ScanOp::Max, None, true).unwrap();
 }
