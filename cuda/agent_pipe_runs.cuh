@@ -152,7 +152,9 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // Batched look-ahead loads for reduce_by_key (and the scans by key, which inherit it): i32 runs of 4 at
     // 2^28 on the H200, 1232 -> 1096 µs (scan_by_key 1228 -> 942); the position-carrying Works measured
     // slower with them (unique_by_key 1262 -> 3000, run_length_encode 734 -> 751; benches/NOTES.md).
-    static constexpr bool BATCHED_LOOKAHEAD = VALUED;
+    // 8-byte values (16-byte entries) measured bimodal batched: f64 reduce_by_key at 2^28 2577 or 4287 µs
+    // in two calls of one process pair, against 2858 unbatched (benches/NOTES.md, session 7). Defined
+    // below, after AV (the reduced value's type).
     // The engine's tile, computed here too (the engine cannot be asked while this class is incomplete;
     // scan_tile asserts that both agree).
     using Shape = PipeTuning<Algo::runs>;
@@ -169,6 +171,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     static constexpr bool POSITIONS = !VALUED;  // payload: the latest head's position (unused by unique)
     using AV = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
     using A = RunPair<AV>;
+    static constexpr bool BATCHED_LOOKAHEAD = VALUED && sizeof(AV) <= 4;
     using Op = std::conditional_t<VALUED, PairOp<Op_, true>, PairOp<OpMax, false>>;
     using State = RunsPairState<A, POSITIONS, TILE_ITEMS>;
     // Inside a round: 32-bit counts, and for positions the round-local index of the latest head (a max;
@@ -194,7 +197,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
 
     static __device__ __forceinline__ const void* input(const Params& p) { return p.keys; }
     static __device__ __forceinline__ const void* values_input(const Params& p) { return p.values; }
-    static __device__ __forceinline__ State state(const Params& p) { return {p.lb.status, p.lb.values, p.lb.epoch}; }
+    static __device__ __forceinline__ State state(const Params& p) { return {p.lb.status, p.lb.epoch}; }
     static __device__ __forceinline__ A initial(const Params&) { return Op::template identity<A>(); }
     // Every mode this Work runs writes the number of runs (the scans by key override this).
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_runs = total.count; }

@@ -88,7 +88,7 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 
 // What a Work provides (see agent_pipe_scan.cuh for the simplest one):
 //   ALGO, Params (with `in`, `n`, `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
-//   (publish / read; for 8-byte A also peek / value), Slot (shared state kept from reduce to scan),
+//   (packed: publish / read, a tile's status and value in one load), Slot (shared state kept from reduce to scan),
 //   WRITES_RING (whether scan_tile writes the ring slot), and
 //   state(p), initial(p) (the prefix of tile 0),
 //   reduce_tile(p, slot, tile_smem, start, valid) → this thread's part of the tile's aggregate,
@@ -99,9 +99,9 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 //   from global memory besides the tile: plain loads finished before it returns, or bulk copies that
 //   complete on `full` after an mbar_expect_tx of their bytes, which keep the load lane from waiting);
 //   PUBLISH_WARP with ordered(state), whether publishing with release semantics goes through the
-//   publisher warp (see `publish_tiles`); warp_sum<Op>(x); BATCHED_LOOKAHEAD (fold_aggregates; a packed
-//   state then needs word(t) and unpack(t, w, value), and its words must need no acquire ordering:
-//   RunsPairState's).
+//   publisher warp (see `publish_tiles`); warp_sum<Op>(x); BATCHED_LOOKAHEAD (fold_aggregates; the state
+//   then needs Word, word(t) and unpack(t, w, value), and its loads must need no acquire ordering:
+//   RunsPairState's, an unordered WideState's).
 // Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in).
 template <class Work> struct PipeEngine {
@@ -267,56 +267,40 @@ template <class Work> struct PipeEngine {
         else return cursor + AHEAD_PER_LANE * lane_id() + i;
     }
 
-    // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major).
-    // BATCHED Works with packed states issue every load of the step before using any: one L2
-    // round trip per step (tiles past `end` read tile end - 1's word and ignore it). Otherwise the tag
-    // test of load i, under its `t < end` branch, comes before load i+1, and the compiler issues the loads
-    // one round trip apart (ncu: 8 dependent L2 loads per step for the runs Works). Batching made
-    // reduce_by_key and the scans by key faster and the position-carrying runs Works and compaction
-    // slower or unstable, unexplained so far (benches/NOTES.md, session 6). Two-word states: flags,
-    // then values.
+    // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major). Every state
+    // is packed: one load (a word, or a 16-byte entry) gives a tile's status and value.
+    // BATCHED Works issue every load of the step before using any: one L2 round trip per step (tiles past
+    // `end` read tile end - 1's word and ignore it). Otherwise the tag test of load i, under its `t < end`
+    // branch, comes before load i+1, and the compiler issues the loads one round trip apart (ncu: 8
+    // dependent L2 loads per step for the runs Works). Batching made reduce_by_key, the scans by key and
+    // the 8-byte scans faster and the position-carrying runs Works and compaction slower or unstable,
+    // unexplained so far (benches/NOTES.md, session 6).
     static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
+        static_assert(State::PACKED, "the look-ahead reads a tile's status and value with one load");
         const A identity = Op::template identity<A>();
         A v[AHEAD_PER_LANE];
         unsigned st[AHEAD_PER_LANE];
-        if constexpr (State::PACKED) {
-            if constexpr (BATCHED) {
-                typename State::Word w[AHEAD_PER_LANE];
+        if constexpr (BATCHED) {
+            typename State::Word w[AHEAD_PER_LANE];
 #pragma unroll
-                for (int i = 0; i < AHEAD_PER_LANE; ++i) w[i] = state.word(min(ahead_tile(cursor, i), end - 1));
+            for (int i = 0; i < AHEAD_PER_LANE; ++i) w[i] = state.word(min(ahead_tile(cursor, i), end - 1));
 #pragma unroll
-                for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                    const uint64_t t = ahead_tile(cursor, i);
-                    v[i] = identity;
-                    st[i] = t < end ? state.unpack(t, w[i], v[i]) : STATUS_A;
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                    const uint64_t t = ahead_tile(cursor, i);
-                    v[i] = identity;
-                    st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
-                }
+            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
+                const uint64_t t = ahead_tile(cursor, i);
+                v[i] = identity;
+                st[i] = t < end ? state.unpack(t, w[i], v[i]) : STATUS_A;
             }
-#pragma unroll
-            for (int i = 0; i < AHEAD_PER_LANE; ++i)
-                while (st[i] == STATUS_X) st[i] = state.read(ahead_tile(cursor, i), v[i]);
         } else {
 #pragma unroll
             for (int i = 0; i < AHEAD_PER_LANE; ++i) {
                 const uint64_t t = ahead_tile(cursor, i);
-                st[i] = t < end ? state.peek(t) : STATUS_A;
-            }
-#pragma unroll
-            for (int i = 0; i < AHEAD_PER_LANE; ++i)
-                while (st[i] == STATUS_X) st[i] = state.peek(ahead_tile(cursor, i));
-            fence_acquire();
-#pragma unroll
-            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                const uint64_t t = ahead_tile(cursor, i);
-                v[i] = t < end ? state.value(t, STATUS_A) : identity;
+                v[i] = identity;
+                st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
             }
         }
+#pragma unroll
+        for (int i = 0; i < AHEAD_PER_LANE; ++i)
+            while (st[i] == STATUS_X) st[i] = state.read(ahead_tile(cursor, i), v[i]);
         A part = identity;
 #pragma unroll
         for (int i = 0; i < AHEAD_PER_LANE; ++i) part = Op::apply(part, v[i]);

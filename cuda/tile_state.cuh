@@ -13,6 +13,7 @@
 // the value (WideState); a 16-byte access is not single-copy atomic (CUB issue #612), so a reader accepts
 // an entry only when both halves carry the same tag, which only one write of a launch can have left.
 #pragma once
+#include <type_traits>
 #include "common.cuh"
 #include "types.cuh"
 
@@ -176,20 +177,19 @@ template <class P> struct WidePairState {
 // word = tag << 54 | count << 32 | payload. The payload is the segmented reduction's value (at most 4
 // bytes) or, for POSITIONS, the tile-local index + 1 of the tile's latest head (0: none), which `read`
 // turns into a global position with the tile id it was asked about. Readers use nothing but the word:
-// relaxed accesses suffice, as for scans (the outputs are not in place). 8-byte payloads (TWO_WORDS) go
-// to values[2t], stored before the word, which is published with release (as PairState's flags); readers
-// peek relaxed, fence once per batch, then read both.
+// relaxed accesses suffice, as for scans (the outputs are not in place). 8-byte payloads (TWO_WORDS) take
+// a 16-byte entry, words[2t..2t+2), as WideState: that word with the payload's low half, then the tag with
+// its high half, one vector access, torn reads (unequal tags) read as X.
 //
 // The engine's pairs are global: P::count is 64-bit and positions are global item indices, identity 0.
 template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     using V = decltype(P::value);
     static constexpr bool TWO_WORDS = !POSITIONS && sizeof(V) == 8;
-    static constexpr bool PACKED = !TWO_WORDS;
+    static constexpr bool PACKED = true;
     static constexpr uint64_t COUNT_MASK = (1ull << 22) - 1;
     static constexpr uint32_t POSITION_BIT = 1u << 31;
     static_assert(TILE_ITEMS < (1 << 22) && (POSITIONS || sizeof(V) <= 8), "tile-local counts fit 22 bits");
     uint64_t* words;
-    uint64_t* values;
     unsigned epoch;
 
     __device__ __forceinline__ uint32_t payload(uint64_t tile, const P& pair) const {
@@ -212,34 +212,39 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
         else if constexpr (!TWO_WORDS) pair.value = from_bits<V>((typename Bits<sizeof(V)>::type)low);
     }
     __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
-        const uint64_t head = ((uint64_t)make_tag(epoch, state) << 54) | ((uint64_t)pair.count << 32);
+        const uint64_t tag = (uint64_t)make_tag(epoch, state) << 54;
+        const uint64_t head = tag | ((uint64_t)pair.count << 32);
         if constexpr (TWO_WORDS) {
-            st_relaxed(values + 2 * tile, to_bits(pair.value));
-            st_release(words + tile, head);
+            const uint64_t bits = to_bits(pair.value);
+            st_pair<false>(words + 2 * tile, U64Pair{head | (bits & 0xffffffffu), tag | (bits >> 32)});
         } else {
             st_relaxed(words + tile, head | payload(tile, pair));
         }
     }
-    // Packed: state and pair from one relaxed load.
+    // State and pair from one relaxed load: readers use nothing but the word (or entry).
     __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const { return unpack(tile, word(tile), pair); }
     // `read` in two steps, for a reader that issues many loads before using any (the engine's batched
-    // look-ahead): the packed words need no ordering, so the loads may be issued together.
-    using Word = uint64_t;
-    __device__ __forceinline__ uint64_t word(uint64_t tile) const { return ld_relaxed(words + tile); }
-    __device__ __forceinline__ unsigned unpack(uint64_t tile, uint64_t w, P& pair) const {
-        const unsigned state = tag_state((unsigned)(w >> 54), epoch);
-        if (state != STATUS_X) decode(tile, w, pair);
-        return state;
+    // look-ahead): the words need no ordering, so the loads may be issued together.
+    using Word = std::conditional_t<TWO_WORDS, U64Pair, uint64_t>;
+    __device__ __forceinline__ Word word(uint64_t tile) const {
+        if constexpr (TWO_WORDS) return ld_pair<false>(words + 2 * tile);
+        else return ld_relaxed(words + tile);
     }
-    // Two words: peek the flags (relaxed), fence_acquire once, then `value` reads the word and the value.
-    __device__ __forceinline__ unsigned peek(uint64_t tile) const {
-        return tag_state((unsigned)(ld_relaxed(words + tile) >> 54), epoch);
-    }
-    __device__ __forceinline__ P value(uint64_t tile, unsigned) const {
-        P pair;
-        pair.count = (ld_relaxed(words + tile) >> 32) & COUNT_MASK;
-        pair.value = from_bits<V>(ld_relaxed(values + 2 * tile));
-        return pair;
+    __device__ __forceinline__ unsigned unpack(uint64_t tile, Word w, P& pair) const {
+        if constexpr (TWO_WORDS) {
+            const unsigned tag = (unsigned)(w.hi >> 54);
+            if (tag != (unsigned)(w.lo >> 54)) return STATUS_X;  // torn: halves of two writes
+            const unsigned state = tag_state(tag, epoch);
+            if (state != STATUS_X) {
+                decode(tile, w.lo, pair);
+                pair.value = from_bits<V>(((w.hi & 0xffffffffu) << 32) | (w.lo & 0xffffffffu));
+            }
+            return state;
+        } else {
+            const unsigned state = tag_state((unsigned)(w >> 54), epoch);
+            if (state != STATUS_X) decode(tile, w, pair);
+            return state;
+        }
     }
 };
 

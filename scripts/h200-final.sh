@@ -7,7 +7,8 @@
 #   device:  scripts/h200-final.sh
 # Every test binary (LOOKBACK_REQUIRE_GPU=1), compute-sanitizer on the scan, select and runs sanitizer
 # cases, then the scan / select / runs benches from 2^10 to 2^30 (Auto engine; runs at 2^28 also
-# classic) with CUB timed in the same process after each row it has (cub:<row> lines, lookback/cub).
+# classic; other scan types at 2^22-2^28, f64 runs at 2^20-2^28) with CUB timed in the same process
+# after each row it has (cub:<row> lines, lookback/cub).
 # Prints a summary (also $OUT/summary-final.txt): test results, sanitizer summaries, the 2^16 and 2^28
 # rows, and every row slower than CUB. Full logs and CSVs, packed after each step so that a call cut
 # short keeps what ran, in $OUT/logs-final.tgz (8 files at most come back).
@@ -28,7 +29,7 @@ done
 sizes=10,12,14,16,18,20,22,24,26,28,30
 echo "== benches (2^16 and 2^28 rows; then every row slower than CUB, 2^10-2^30)"
 timeout 100 $b/bench-scan --sizes $sizes --reps 20 >$OUT/bench-scan.txt 2>&1
-timeout 40 env -u OUT $b/bench-scan --sizes 28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum \
+timeout 60 env -u OUT $b/bench-scan --sizes 22,24,28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum \
   --csv $OUT/bench-scan-types.csv >$OUT/bench-scan-types.txt 2>&1
 pack
 timeout 150 $b/bench-select --sizes $sizes --reps 20 >$OUT/bench-select.txt 2>&1
@@ -37,9 +38,12 @@ timeout 150 $b/bench-runs --sizes $sizes --reps 20 >$OUT/bench-runs.txt 2>&1
 # OUT unset: the bench would also copy its CSV over $OUT/bench-runs.csv (the Auto rows).
 timeout 60 env -u OUT $b/bench-runs --sizes 28 --reps 20 --engine classic --csv $OUT/bench-runs-classic.csv \
   >$OUT/bench-runs-classic.txt 2>&1
+# 8-byte keys and values (the 16-byte status entries of the 8-byte reductions).
+timeout 60 env -u OUT $b/bench-runs --sizes 20,24,28 --reps 20 --types f64 --csv $OUT/bench-runs-f64.csv \
+  >$OUT/bench-runs-f64.txt 2>&1
 pack
-for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-classic; do
+for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-classic bench-runs-f64; do
   echo "-- $f"; rows $OUT/$f.txt | grep -E "2\^(16|28) |CHECK|rror"
 done
 echo "== slower than CUB"
-for f in bench-scan bench-scan-types bench-select bench-runs; do slower $OUT/$f.txt; done
+for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-f64; do slower $OUT/$f.txt; done

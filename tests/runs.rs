@@ -398,6 +398,9 @@ fn sanitizer_cases() {
         }
         let t = lookback::__private::pipe_runs_tile_items(8, 2);
         check_all::<f64, f16>(&stream, &mut ws, 2 * t + 7, shape, i as u64 + 7, Engine::Persistent);
+        // 8-byte reductions: the 16-byte status entries (RunsPairState TWO_WORDS).
+        let t = lookback::__private::pipe_runs_tile_items(4, 8);
+        check_all::<i32, f64>(&stream, &mut ws, 3 * t + 5, shape, i as u64 + 11, Engine::Persistent);
     }
     // Rings: reduce_by_key and run-length encoding only (two launches keep racecheck short).
     ws.set_engine(Engine::Persistent);

@@ -2,8 +2,8 @@
 //! status words from larger earlier calls), unaligned views, back-off overrides, independent streams.
 mod common;
 
-use common::{check_scan, gpu, random_vec};
-use lookback::{Backoff, Engine, ScanOp, Workspace, host};
+use common::{check_scan, gpu, random_vec, runs, same};
+use lookback::{Backoff, Engine, Pred, ScanOp, Workspace, host};
 
 /// 600 calls through one workspace cross the 255-epoch wrap twice. Sizes alternate between many and few
 /// tiles, so most status words a small call could read were left by earlier, larger calls: a stale word
@@ -74,6 +74,42 @@ fn stale_words_of_another_status_format_read_as_not_ready() {
             if let Some(i) = got4.iter().enumerate().position(|(i, &v)| v as usize != i / tile4) {
                 panic!("round {round}: 4-byte scan after an 8-byte one differs first at {i}");
             }
+        }
+    }
+}
+
+/// One workspace shared by three status formats in turn, past the 255-epoch wrap: run-length encoding
+/// (classic agent: 16-byte entries of two `tag << 54 | 54 bits` halves, A then P per tile), count_if
+/// (`tag << 54 | count` words) and an 8-byte scan (16-byte entries of two `tag << 32 | 32 bits` halves).
+/// Each reads words the others left; only its own launch's tag may read as published.
+#[test]
+fn run_encodings_counts_and_wide_scans_share_a_workspace() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Classic);
+    let n = 70 * lookback::__private::runs_tile_items(4) + 13;
+    let keys: Vec<i32> = runs(n, 3.0, 5);
+    let (want_values, want_lengths) = host::run_length_encode(&keys);
+    let d_keys = stream.clone_htod(&keys).unwrap();
+    let values64: Vec<i64> = random_vec(n, 6, 0.0);
+    let want_scan = host::inclusive_scan(&values64, ScanOp::Sum).unwrap();
+    let d_values64 = stream.clone_htod(&values64).unwrap();
+    let want_count = keys.iter().filter(|&&k| k < 50).count();
+    let mut vals = stream.clone_htod(&vec![-1i32; n]).unwrap();
+    let mut lens = stream.clone_htod(&vec![u64::MAX; n]).unwrap();
+    let mut count = stream.alloc_zeros::<u64>(1).unwrap();
+    let mut scanned = stream.clone_htod(&vec![-1i64; n]).unwrap();
+    for round in 0..90 {
+        ws.run_length_encode_into(&d_keys, &mut vals, &mut lens, &mut count).unwrap();
+        let counted = ws.count_if(&d_keys, &Pred::lt(50)).unwrap();
+        ws.inclusive_scan_into(&d_values64, &mut scanned, ScanOp::Sum).unwrap();
+        assert_eq!(counted, want_count, "round {round}: count_if");
+        if round % 9 == 0 || (83..=86).contains(&round) {
+            let runs = stream.clone_dtoh(&count).unwrap()[0] as usize;
+            assert_eq!(runs, want_values.len(), "round {round}: number of runs");
+            same(&stream.clone_dtoh(&vals).unwrap()[..runs], &want_values, "run values");
+            same(&stream.clone_dtoh(&lens).unwrap()[..runs], &want_lengths, "run lengths");
+            same(&stream.clone_dtoh(&scanned).unwrap(), &want_scan, "8-byte scan");
         }
     }
 }
