@@ -192,7 +192,7 @@ const HEADER: usize = 2;
 /// (`WideState` in `cuda/tile_state.cuh`), which take two.
 const STATUS_WORDS: usize = 2;
 // The 16-byte entries must be 16-byte aligned: the status words start HEADER words into the buffer.
-const _: () = assert!(HEADER % 2 == 0, "status words start 16-byte aligned");
+const _: () = assert!(HEADER.is_multiple_of(2), "status words start 16-byte aligned");
 /// Value words per tile after the status words: an aggregate and a prefix of up to two words each (the
 /// (count, value) pairs of the run-based primitives).
 const VALUE_WORDS: usize = 4;
