@@ -448,8 +448,8 @@ fn scan_by_key_into_unaligned_output() {
 
 /// The persistent engine over more tiles than all 132 SMs' rings of 6 slots hold, twice: every block goes
 /// round its ring several times and the look-ahead folds many other blocks' aggregates (in tile order: the
-/// pair operator does not commute). i32 keys with i32 and f64 values (packed and two-word aggregates), and
-/// u8 keys alone (the largest tile).
+/// pair operator does not commute). i32 keys with i32 and f64 values (one-word aggregates and 16-byte
+/// entries), and u8 keys alone (the largest tile).
 #[test]
 fn persistent_many_rings() {
     let Some(stream) = gpu() else { return };
