@@ -152,9 +152,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // Batched look-ahead loads for reduce_by_key (and the scans by key, which inherit it): i32 runs of 4 at
     // 2^28 on the H200, 1232 -> 1096 µs (scan_by_key 1228 -> 942); the position-carrying Works measured
     // slower with them (unique_by_key 1262 -> 3000, run_length_encode 734 -> 751; benches/NOTES.md).
-    // 8-byte values (16-byte entries) measured bimodal batched: f64 reduce_by_key at 2^28 2577 or 4287 µs
-    // in two calls of one process pair, against 2858 unbatched (benches/NOTES.md, session 7). Defined
-    // below, after AV (the reduced value's type).
+    // BATCHED_LOOKAHEAD is defined below, after AV.
     // The engine's tile, computed here too (the engine cannot be asked while this class is incomplete;
     // scan_tile asserts that both agree).
     using Shape = PipeTuning<Algo::runs>;
@@ -171,6 +169,8 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     static constexpr bool POSITIONS = !VALUED;  // payload: the latest head's position (unused by unique)
     using AV = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
     using A = RunPair<AV>;
+    // Not for 8-byte reductions (16-byte entries): batched, f64 reduce_by_key at 2^28 measured 2577 or
+    // 4287 µs in two calls, against 2869 one by one in both (benches/NOTES.md, session 7).
     static constexpr bool BATCHED_LOOKAHEAD = VALUED && sizeof(AV) <= 4;
     using Op = std::conditional_t<VALUED, PairOp<Op_, true>, PairOp<OpMax, false>>;
     using State = RunsPairState<A, POSITIONS, TILE_ITEMS>;

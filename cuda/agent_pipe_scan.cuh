@@ -23,7 +23,7 @@ template <class T, class Op_> struct PipeScanWork : PipeWorkDefaults {
     // 8-byte values (WideState: flag and value in one 16-byte load) issue the look-ahead's loads
     // together, 8 per lane: one L2 round trip per step, where a flag word with separate value slots took
     // two per step of 4 (benches/NOTES.md, session 7).
-    static constexpr bool BATCHED_LOOKAHEAD = State::PACKED && sizeof(A) == 8;
+    static constexpr bool BATCHED_LOOKAHEAD = sizeof(A) == 8;
     struct Slot {};
     static constexpr int ITEM_BYTES = sizeof(T);
     static constexpr bool WRITES_RING = false;

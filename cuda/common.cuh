@@ -55,9 +55,6 @@ template <bool RELEASE> __device__ __forceinline__ void st_pair(uint64_t* p, U64
         asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" : : "l"(p), "l"(w.lo), "l"(w.hi) : "memory");
 }
 
-// Orders this thread's later loads after its earlier ones (the acquire half of a relaxed poll).
-__device__ __forceinline__ void fence_acquire() { asm volatile("fence.acq_rel.gpu;" : : : "memory"); }
-
 // Back-off between polls of a status word that is not ready yet.
 __device__ __forceinline__ void backoff(unsigned ns) {
 #if __CUDA_ARCH__ >= 700

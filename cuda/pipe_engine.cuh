@@ -276,7 +276,6 @@ template <class Work> struct PipeEngine {
     // the 8-byte scans faster and the position-carrying runs Works and compaction slower or unstable,
     // unexplained so far (benches/NOTES.md, session 6).
     static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
-        static_assert(State::PACKED, "the look-ahead reads a tile's status and value with one load");
         const A identity = Op::template identity<A>();
         A v[AHEAD_PER_LANE];
         unsigned st[AHEAD_PER_LANE];

@@ -27,6 +27,15 @@ __device__ __forceinline__ unsigned tag_state(unsigned tag, unsigned epoch) {
     return (tag >> 2) == epoch ? (tag & 3u) : STATUS_X;
 }
 
+// 16-byte entries (WideState, WidePairState, 8-byte RunsPairState): two words written and read with one
+// vector access (common.cuh), each carrying the tag at bit SHIFT. PTX makes each word single-copy atomic,
+// not the pair, so a reader may see halves of two writes. Within a launch an entry is written at most once
+// per state (A, then P in the classic agents), so equal tags of the current epoch mean one write; a torn
+// read (unequal tags) reads as X and is polled again.
+template <int SHIFT> __device__ __forceinline__ bool torn(U64Pair w) {
+    return (unsigned)(w.hi >> SHIFT) != (unsigned)(w.lo >> SHIFT);
+}
+
 // Values of at most 4 bytes: word = tag << 32 | value bits.
 //
 // ORDERED selects release/acquire. A scan needs none: a reader uses nothing but the value, which is inside
@@ -35,7 +44,6 @@ __device__ __forceinline__ unsigned tag_state(unsigned tag, unsigned epoch) {
 // finished before this tile overwrites that memory (invariant 3, agent_select.cuh).
 template <class A, bool ORDERED> struct PackedState {
     static_assert(sizeof(A) <= 4, "PackedState holds values of at most 4 bytes");
-    static constexpr bool PACKED = true;  // flag and value in one word (read alone gives both)
     uint64_t* words;
     unsigned epoch;
 
@@ -50,19 +58,14 @@ template <class A, bool ORDERED> struct PackedState {
     }
 };
 
-// 8-byte values: one 16-byte entry per tile, words[2t..2t+2) (the host keeps two status words per tile),
-// written and read with one vector access (common.cuh). Each half is tag << 32 | 32 bits of the value (low
-// bits first): a PackedState word's layout, so the reasoning about words a launch of another format left
-// holds for each half (another launch's epoch reads as X; the count formats' tags sit in bits 54-63, which
-// a packed word leaves zero). The two halves are two single-copy-atomic accesses, not one, so a reader may
-// see halves of two different writes: it accepts the entry only when both halves carry the same tag. Within
-// a launch a tile's entry is written at most once per state (A, then P in the classic agent), so equal
-// tags of the current epoch mean one write; anything else reads as X and is polled again. One load gives
-// flag and value: a reader that polls many tiles needs one round trip per step, where a flag word with
-// separate value slots needs two (flags, fence, values).
+// 8-byte values: one 16-byte entry per tile, words[2t..2t+2) (the host keeps two status words per tile;
+// see torn). Each half is tag << 32 | 32 bits of the value (low bits first): a PackedState word's
+// layout, so the reasoning about words a launch of another format left holds for each half (another
+// launch's epoch reads as X; the count formats' tags sit in bits 54-63, which a packed word leaves zero).
+// One load gives flag and value: a reader that polls many tiles needs one round trip per step, where a
+// flag word with separate value slots needs two (flags, fence, values).
 template <class A, bool ORDERED> struct WideState {
     static_assert(sizeof(A) == 8, "WideState holds 8-byte values");
-    static constexpr bool PACKED = true;
     using Word = U64Pair;
     uint64_t* words;
     unsigned epoch;
@@ -77,9 +80,8 @@ template <class A, bool ORDERED> struct WideState {
     // look-ahead).
     __device__ __forceinline__ Word word(uint64_t tile) const { return ld_pair<ORDERED>(words + 2 * tile); }
     __device__ __forceinline__ unsigned unpack(uint64_t, Word w, A& value) const {
-        const unsigned tag = (unsigned)(w.hi >> 32);
-        if (tag != (unsigned)(w.lo >> 32)) return STATUS_X;  // torn: halves of two writes
-        const unsigned state = tag_state(tag, epoch);
+        if (torn<32>(w)) return STATUS_X;
+        const unsigned state = tag_state((unsigned)(w.hi >> 32), epoch);
         if (state != STATUS_X) value = from_bits<A>((w.hi << 32) | (w.lo & 0xffffffffu));
         return state;
     }
@@ -90,7 +92,6 @@ template <class A, bool ORDERED> struct WideState {
 // release/acquire, which only in-place compaction needs (invariant 3); out of place, a reader uses nothing
 // but the count inside the word, as in a scan, and relaxed accesses keep fences off the critical path.
 struct CountState {
-    static constexpr bool PACKED = true;
     uint64_t* words;
     unsigned epoch;
     bool ordered;
@@ -143,10 +144,10 @@ template <class P> struct PairState {
 // (count, value) pairs of the classic run-based agent whose value fits 54 bits (reductions of values of at
 // most 4 bytes, or item positions): one 16-byte entry per tile, words[2t..2t+2), count then value, each
 // half tag << 54 | 54 bits (CountState's layout, so a half another launch left reads as X in every
-// format, and theirs in this one). As WideState: one vector access, and a reader accepts the entry only
-// when both halves carry the same tag (A and P of a tile are two writes of the same entry). One load per
-// predecessor where PairState takes two round trips (flag with acquire, then the values); no ordering is
-// needed, since readers use nothing but the entry (run-based outputs are never in place).
+// format, and theirs in this one). As WideState: one vector access, torn reads read as X (torn; A and P
+// of a tile are two writes of the same entry). One load per predecessor where PairState takes two round
+// trips (flag with acquire, then the values); no ordering is needed, since readers use nothing but the
+// entry (run-based outputs are never in place).
 template <class P> struct WidePairState {
     using V = decltype(P::value);
     using B = typename Bits<sizeof(V)>::type;
@@ -161,9 +162,8 @@ template <class P> struct WidePairState {
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
         const U64Pair w = ld_pair<false>(words + 2 * tile);
-        const unsigned tag = (unsigned)(w.hi >> 54);
-        if (tag != (unsigned)(w.lo >> 54)) return STATUS_X;  // torn: halves of two writes
-        const unsigned state = tag_state(tag, epoch);
+        if (torn<54>(w)) return STATUS_X;
+        const unsigned state = tag_state((unsigned)(w.hi >> 54), epoch);
         if (state != STATUS_X) {
             pair.count = w.lo & MASK;
             pair.value = from_bits<V>((B)(w.hi & MASK));
@@ -179,13 +179,12 @@ template <class P> struct WidePairState {
 // turns into a global position with the tile id it was asked about. Readers use nothing but the word:
 // relaxed accesses suffice, as for scans (the outputs are not in place). 8-byte payloads (TWO_WORDS) take
 // a 16-byte entry, words[2t..2t+2), as WideState: that word with the payload's low half, then the tag with
-// its high half, one vector access, torn reads (unequal tags) read as X.
+// its high half, one vector access, torn reads read as X (torn).
 //
 // The engine's pairs are global: P::count is 64-bit and positions are global item indices, identity 0.
 template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     using V = decltype(P::value);
     static constexpr bool TWO_WORDS = !POSITIONS && sizeof(V) == 8;
-    static constexpr bool PACKED = true;
     static constexpr uint64_t COUNT_MASK = (1ull << 22) - 1;
     static constexpr uint32_t POSITION_BIT = 1u << 31;
     static_assert(TILE_ITEMS < (1 << 22) && (POSITIONS || sizeof(V) <= 8), "tile-local counts fit 22 bits");
@@ -232,9 +231,8 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     }
     __device__ __forceinline__ unsigned unpack(uint64_t tile, Word w, P& pair) const {
         if constexpr (TWO_WORDS) {
-            const unsigned tag = (unsigned)(w.hi >> 54);
-            if (tag != (unsigned)(w.lo >> 54)) return STATUS_X;  // torn: halves of two writes
-            const unsigned state = tag_state(tag, epoch);
+            if (torn<54>(w)) return STATUS_X;
+            const unsigned state = tag_state((unsigned)(w.hi >> 54), epoch);
             if (state != STATUS_X) {
                 decode(tile, w.lo, pair);
                 pair.value = from_bits<V>(((w.hi & 0xffffffffu) << 32) | (w.lo & 0xffffffffu));
@@ -249,7 +247,7 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
 };
 
 // The status representation for an accumulator type, with or without release/acquire ordering.
-template <class A, bool ORDERED, bool PACKED = (sizeof(A) <= 4)> struct StateFor {
+template <class A, bool ORDERED, bool ONE_WORD = (sizeof(A) <= 4)> struct StateFor {
     using type = PackedState<A, ORDERED>;
     static __device__ __forceinline__ type make(uint64_t* words, uint64_t*, unsigned epoch) { return {words, epoch}; }
 };

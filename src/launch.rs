@@ -188,8 +188,8 @@ struct DeviceInfo {
 const EPOCHS: u32 = 255;
 /// Words before the status words: the tile counter and one scratch word.
 const HEADER: usize = 2;
-/// Status words per tile: one for every format but the 16-byte entries of 8-byte scan values
-/// (`WideState` in `cuda/tile_state.cuh`), which take two.
+/// Status words per tile: one for the one-word formats, two for the 16-byte entries (`WideState`,
+/// `WidePairState`, 8-byte `RunsPairState` in `cuda/tile_state.cuh`).
 const STATUS_WORDS: usize = 2;
 // The 16-byte entries must be 16-byte aligned: the status words start HEADER words into the buffer.
 const _: () = assert!(HEADER.is_multiple_of(2), "status words start 16-byte aligned");
