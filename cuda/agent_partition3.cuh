@@ -2,7 +2,7 @@
 // others for which the second holds to `out_second`, the rest to `out_rest` — each part in input order.
 //
 // The scanned value is the pair (first count, second count), with the look-back state of the run-based
-// primitives (PairState: flag word + two value words) and the pair summed componentwise; a tile's
+// primitives (WidePairState: both counts in one 16-byte entry) and the pair summed componentwise; a tile's
 // exclusive prefix (e1, e2) gives all three output offsets (the rest's is start - e1 - e2). The parts are
 // staged contiguously in shared memory and written out coalesced, as agent_select.cuh does.
 //
@@ -70,7 +70,7 @@ template <class T> struct Partition3Agent {
         own.value = __popc(m2);
         Local totals;
         const Local before = block_exclusive_scan<POp>(own, totals, s.scan);
-        const PairState<Pair> state{lb.status, lb.values, lb.epoch};
+        const WidePairState<Pair> state{lb.status, lb.epoch};
         Pair aggregate;
         aggregate.count = totals.count;
         aggregate.value = totals.value;

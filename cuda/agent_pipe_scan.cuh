@@ -36,7 +36,7 @@ template <class T, class Op_> struct PipeScanWork : PipeWorkDefaults {
     };
 
     static __device__ __forceinline__ State state(const Params& p) {
-        return StateMaker::make(p.lb.status, p.lb.values, p.lb.epoch);
+        return StateMaker::make(p.lb.status, p.lb.epoch);
     }
     static __device__ __forceinline__ A initial(const Params& p) {
         return p.exclusive ? load_seed<T>(p.seed) : Op::template identity<A>();

@@ -129,16 +129,20 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         K after_tile;   // key start+valid (when it exists)
     };
 
-    // Status of a tile's pair: one 16-byte entry when the value fits 54 bits (positions, values of at most
-    // 4 bytes), else a flag word and value slots (tile_state.cuh).
-    static constexpr bool WIDE_STATE = !VALUED || sizeof(A) <= 4;
-    using State = std::conditional_t<WIDE_STATE, WidePairState<Pair>, PairState<Pair>>;
-    static __device__ __forceinline__ State make_state(const LookbackParams& lb) {
-        if constexpr (WIDE_STATE) return State{lb.status, lb.epoch};
-        else return State{lb.status, lb.values, lb.epoch};
-    }
+    // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
+    // (tile_state.cuh).
+    using State = WidePairState<Pair, VALUED && sizeof(A) == 8>;
+    static __device__ __forceinline__ State make_state(const LookbackParams& lb) { return State{lb.status, lb.epoch}; }
 
-    // Warp 0: the tile's exclusive prefix from its predecessors; publishes the inclusive prefix.
+    // Sub-windows per look-back step after the first (lookback.cuh): 4 (128 tiles per round trip) for the
+    // keyed kernels, 2 where 8-byte keys or values already fill the 64 registers a thread may use (with 4,
+    // ptxas spilled 124-272 bytes in the f64 kernels). The encodings, capped at 40 registers, spilled with
+    // any wider window and measured 2.5-8 % slower at 2^20 and 2^24: they keep one (benches/NOTES.md,
+    // session 8).
+    static constexpr int LOOKBACK_WIDE = POSITIONS ? 1 : (KB == 8 || (VALUED && sizeof(A) == 8)) ? 2 : 4;
+
+    // Warp 0: publishes the tile's aggregate (tile 0: its inclusive prefix), then looks back: the tile's
+    // exclusive prefix into s.exclusive, and its inclusive prefix published.
     static __device__ __forceinline__ void lookback_and_publish(const State& state, uint64_t tile,
                                                                 const Pair& aggregate, Storage& s,
                                                                 const LookbackParams& lb) {
@@ -147,7 +151,21 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             if (lane_id() == 0) state.publish(tile, STATUS_P, aggregate);
         } else {
             if (lane_id() == 0) state.publish(tile, STATUS_A, aggregate);
-            exclusive = warp_lookback<POp, Pair>(state, tile, lb.first_poll_ns, lb.poll_ns);
+            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb.first_poll_ns, lb.poll_ns);
+            if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+        }
+        if (lane_id() == 0) s.exclusive = exclusive;
+    }
+
+    // lookback_and_publish in two parts, for warp 0 to stage its own outputs in between.
+    static __device__ __forceinline__ void publish_aggregate(const State& state, uint64_t tile, const Pair& aggregate) {
+        if (lane_id() == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, aggregate);
+    }
+    static __device__ __forceinline__ void lookback(const State& state, uint64_t tile, const Pair& aggregate,
+                                                    Storage& s, const LookbackParams& lb) {
+        Pair exclusive = POp::template identity<Pair>();
+        if (tile != 0) {
+            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb.first_poll_ns, lb.poll_ns);
             if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
         }
         if (lane_id() == 0) s.exclusive = exclusive;
@@ -353,10 +371,19 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         const State state = make_state(lb);
 
         if (!VALUED || p.mode == RUNS_REDUCE) {
-            // 4. Warp 0 looks back while the other warps stage their runs' outputs in shared memory at
-            //    tile-local slots (which need no prefix); then everything is stored coalesced.
-            if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
-            stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first);
+            // 4. Every warp stages its runs' outputs in shared memory at tile-local slots (which need no
+            //    prefix), and warp 0 looks back; then everything is stored coalesced. With one sub-window
+            //    per step warp 0 looks back while the others stage. With wider steps warp 0 publishes,
+            //    stages, then looks back: that costs the look-back nothing (its first poll sleeps anyway)
+            //    and frees warp 0's item registers for the window's loads.
+            if constexpr (LOOKBACK_WIDE == 1) {
+                if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
+                stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first);
+            } else {
+                if (warp_id() == 0) publish_aggregate(state, tile, aggregate);
+                stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first);
+                if (warp_id() == 0) lookback(state, tile, aggregate, s, lb);
+            }
             __syncthreads();
             store_staged(p, s, tile_local.count, start, valid);
             return;

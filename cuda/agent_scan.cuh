@@ -61,7 +61,7 @@ template <class T, class Op> struct ScanAgent {
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) aggregate = Op::apply(aggregate, s.warp_aggregates[w]);
         const A seed = p.exclusive ? load_seed<T>(p.seed) : identity;
-        const typename State::type state = State::make(lb.status, lb.values, lb.epoch);
+        const typename State::type state = State::make(lb.status, lb.epoch);
         if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile == 0 ? Op::apply(seed, aggregate) : aggregate);
 
         // 3. Each thread reduces its own consecutive items (tile order).

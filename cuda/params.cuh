@@ -8,8 +8,7 @@ namespace lookback {
 
 // The look-back workspace of one launch (see tile_state.cuh).
 struct LookbackParams {
-    uint64_t* status;        // one status word per tile
-    uint64_t* values;        // two value slots per tile, for 8-byte values (else unused)
+    uint64_t* status;        // two status words per tile (a word or a 16-byte entry)
     uint64_t* tile_counter;  // dynamic tile ids
     uint64_t tile_base;      // the counter's value before this launch
     uint32_t epoch;          // 1..=255
@@ -97,8 +96,8 @@ struct Partition3Params {
 }  // namespace lookback
 
 // The Rust mirrors assert the same sizes (src/launch.rs).
-static_assert(sizeof(lookback::LookbackParams) == 48, "LookbackParams layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::ScanParams) == 88, "ScanParams layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::Partition3Params) == 656, "Partition3Params layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::RunsParams) == 128, "RunsParams layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::SelectParams) == 392, "SelectParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::LookbackParams) == 40, "LookbackParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::ScanParams) == 80, "ScanParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::Partition3Params) == 648, "Partition3Params layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::RunsParams) == 120, "RunsParams layout changed: update src/launch.rs");
+static_assert(sizeof(lookback::SelectParams) == 384, "SelectParams layout changed: update src/launch.rs");

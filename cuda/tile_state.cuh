@@ -63,7 +63,7 @@ template <class A, bool ORDERED> struct PackedState {
 // layout, so the reasoning about words a launch of another format left holds for each half (another
 // launch's epoch reads as X; the count formats' tags sit in bits 54-63, which a packed word leaves zero).
 // One load gives flag and value: a reader that polls many tiles needs one round trip per step, where a
-// flag word with separate value slots needs two (flags, fence, values).
+// flag word with separate value slots would need two (flags, fence, values).
 template <class A, bool ORDERED> struct WideState {
     static_assert(sizeof(A) == 8, "WideState holds 8-byte values");
     using Word = U64Pair;
@@ -108,65 +108,53 @@ struct CountState {
     }
 };
 
-// (count, value) pairs of the run-based primitives (agent_runs.cuh): flag word + four value words per
-// tile (values[4t..4t+2) = aggregate, values[4t+2..4t+4) = inclusive prefix): both value words stored
-// first, then the flag (a tag alone) with release; a reader that sees the flag with acquire reads both
-// words, which the release/acquire pair guarantees are the published ones. A/P values are in separate
-// slots, so a value slot is written exactly once per launch and never changes under a reader.
-template <class P> struct PairState {
-    static_assert(sizeof(P::value) <= 8, "pair payloads are at most 8 bytes");
-    uint64_t* words;
-    uint64_t* values;
-    unsigned epoch;
-
-    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
-        uint64_t* slot = values + 4 * tile + 2 * (state == STATUS_P);
-        st_relaxed(slot, pair.count);
-        st_relaxed(slot + 1, (uint64_t)to_bits(pair.value));
-        st_release(words + tile, (uint64_t)make_tag(epoch, state));
-    }
-    __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
-        // This format's words are tags alone (high half zero). A word left by an earlier launch of another
-        // format (a scan's tag << 32 | value, a count, a persistent run-based aggregate) has arbitrary low
-        // bits that could spell this epoch's tag: such words read as X.
-        const uint64_t w = ld_acquire(words + tile);
-        const unsigned state = (w >> 32) ? STATUS_X : tag_state((unsigned)w, epoch);
-        if (state != STATUS_X) {
-            const uint64_t* slot = values + 4 * tile + 2 * (state == STATUS_P);
-            pair.count = ld_relaxed(slot);
-            using B = typename Bits<sizeof(P::value)>::type;
-            pair.value = from_bits<decltype(P::value)>((B)ld_relaxed(slot + 1));
-        }
-        return state;
-    }
-};
-
-// (count, value) pairs of the classic run-based agent whose value fits 54 bits (reductions of values of at
-// most 4 bytes, or item positions): one 16-byte entry per tile, words[2t..2t+2), count then value, each
-// half tag << 54 | 54 bits (CountState's layout, so a half another launch left reads as X in every
-// format, and theirs in this one). As WideState: one vector access, torn reads read as X (torn; A and P
-// of a tile are two writes of the same entry). One load per predecessor where PairState takes two round
-// trips (flag with acquire, then the values); no ordering is needed, since readers use nothing but the
-// entry (run-based outputs are never in place).
-template <class P> struct WidePairState {
+// (count, value) pairs of the classic look-back agents (agent_runs.cuh, agent_partition3.cuh): one 16-byte
+// entry per tile, words[2t..2t+2), each half under a tag << 54 (CountState's layout, so a half another
+// launch left reads as X in every format, and theirs in this one). As WideState: one vector access, torn
+// reads read as X (torn; A and P of a tile are two writes of the same entry). One load per predecessor,
+// where a flag word with separate value slots took two round trips (flag with acquire, then the values).
+// No ordering is needed: readers use nothing but the entry (run-based outputs are never in place).
+//
+// Two layouts, by what the value needs:
+// * FULL = false, values that fit 54 bits (reductions of values of at most 4 bytes, item positions, item
+//   counts): count then value, each half tag << 54 | 54 bits.
+// * FULL = true, 64-bit values (8-byte reductions): the low half is tag << 54 | count << 10 | the value's
+//   low 10 bits, the high half tag << 54 | the value's high 54 bits. Counts then fit 44 bits (1.7e13
+//   runs: more items than any GPU holds).
+template <class P, bool FULL = false> struct WidePairState {
     using V = decltype(P::value);
     using B = typename Bits<sizeof(V)>::type;
+    static_assert(!FULL || sizeof(V) == 8, "FULL is the layout of 64-bit values");
     static constexpr uint64_t MASK = (1ull << 54) - 1;
+    static constexpr int LOW_BITS = 10;  // FULL: value bits beside the count
+    static constexpr uint64_t LOW_MASK = (1ull << LOW_BITS) - 1;
+    static constexpr uint64_t FULL_COUNT_MASK = (1ull << (54 - LOW_BITS)) - 1;
     uint64_t* words;
     unsigned epoch;
 
     __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
         const uint64_t tag = (uint64_t)make_tag(epoch, state) << 54;
-        const uint64_t value = (uint64_t)to_bits(pair.value) & MASK;
-        st_pair<false>(words + 2 * tile, U64Pair{tag | (pair.count & MASK), tag | value});
+        const uint64_t bits = (uint64_t)to_bits(pair.value);
+        U64Pair w;
+        if constexpr (FULL) {
+            w = U64Pair{tag | (pair.count & FULL_COUNT_MASK) << LOW_BITS | (bits & LOW_MASK), tag | (bits >> LOW_BITS)};
+        } else {
+            w = U64Pair{tag | (pair.count & MASK), tag | (bits & MASK)};
+        }
+        st_pair<false>(words + 2 * tile, w);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, P& pair) const {
         const U64Pair w = ld_pair<false>(words + 2 * tile);
         if (torn<54>(w)) return STATUS_X;
         const unsigned state = tag_state((unsigned)(w.hi >> 54), epoch);
         if (state != STATUS_X) {
-            pair.count = w.lo & MASK;
-            pair.value = from_bits<V>((B)(w.hi & MASK));
+            if constexpr (FULL) {
+                pair.count = (w.lo >> LOW_BITS) & FULL_COUNT_MASK;
+                pair.value = from_bits<V>((B)((w.hi & MASK) << LOW_BITS | (w.lo & LOW_MASK)));
+            } else {
+                pair.count = w.lo & MASK;
+                pair.value = from_bits<V>((B)(w.hi & MASK));
+            }
         }
         return state;
     }
@@ -186,7 +174,6 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     using V = decltype(P::value);
     static constexpr bool TWO_WORDS = !POSITIONS && sizeof(V) == 8;
     static constexpr uint64_t COUNT_MASK = (1ull << 22) - 1;
-    static constexpr uint32_t POSITION_BIT = 1u << 31;
     static_assert(TILE_ITEMS < (1 << 22) && (POSITIONS || sizeof(V) <= 8), "tile-local counts fit 22 bits");
     uint64_t* words;
     unsigned epoch;
@@ -196,10 +183,8 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
             // A tile's aggregate holds a position inside the tile, or 0 (no head) from a later tile (tile 0
             // always has one: item 0). Not keyed on the count: non-trivial runs count markers, and a tile
-            // of heads without markers still moves the latest head. Bit 31 set: the low half of a word
-            // with a head never looks like a tag to readers of the one-tag-per-word format (PairState's
-            // flags) of a later launch.
-            return pair.value >= start ? ((uint32_t)(pair.value - start) + 1u) | POSITION_BIT : 0u;
+            // of heads without markers still moves the latest head.
+            return pair.value >= start ? (uint32_t)(pair.value - start) + 1u : 0u;
         } else {
             return (uint32_t)to_bits(pair.value);
         }
@@ -207,7 +192,7 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     __device__ __forceinline__ void decode(uint64_t tile, uint64_t w, P& pair) const {
         pair.count = (w >> 32) & COUNT_MASK;
         const uint32_t low = (uint32_t)w;
-        if constexpr (POSITIONS) pair.value = low ? tile * (uint64_t)TILE_ITEMS + (low & ~POSITION_BIT) - 1 : 0;
+        if constexpr (POSITIONS) pair.value = low ? tile * (uint64_t)TILE_ITEMS + low - 1 : 0;
         else if constexpr (!TWO_WORDS) pair.value = from_bits<V>((typename Bits<sizeof(V)>::type)low);
     }
     __device__ __forceinline__ void publish(uint64_t tile, unsigned state, P pair) const {
@@ -249,11 +234,11 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
 // The status representation for an accumulator type, with or without release/acquire ordering.
 template <class A, bool ORDERED, bool ONE_WORD = (sizeof(A) <= 4)> struct StateFor {
     using type = PackedState<A, ORDERED>;
-    static __device__ __forceinline__ type make(uint64_t* words, uint64_t*, unsigned epoch) { return {words, epoch}; }
+    static __device__ __forceinline__ type make(uint64_t* words, unsigned epoch) { return {words, epoch}; }
 };
 template <class A, bool ORDERED> struct StateFor<A, ORDERED, false> {
     using type = WideState<A, ORDERED>;
-    static __device__ __forceinline__ type make(uint64_t* words, uint64_t*, unsigned epoch) { return {words, epoch}; }
+    static __device__ __forceinline__ type make(uint64_t* words, unsigned epoch) { return {words, epoch}; }
 };
 
 // Dynamic tile ids (invariant 4): tiles are numbered in the order blocks start, not by blockIdx.x, so a

@@ -4,13 +4,17 @@
 # alternately old / new / old / new (same process order, CUB in each), then compute-sanitizer on the
 # scan, select and runs sanitizer cases of the new build. ~6 minutes.
 #   scripts/h200-ab.sh "bench-runs --sizes 22,24,28 --algos unique_by_key_run4" ["bench-select ..."] ...
+# AB_CHECKS=0 skips the tests and the sanitizers (a second A/B call on the same build).
 source "$(dirname "$0")/h200-prologue.sh" ab
 g=target/gpu-bundle
 rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
-echo "== all tests"
-timeout 200 $g/run.sh tests >$OUT/tests.txt 2>&1
-grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
-pack
+checks=${AB_CHECKS:-1}
+if [ "$checks" = 1 ]; then
+  echo "== all tests"
+  timeout 200 $g/run.sh tests >$OUT/tests.txt 2>&1
+  grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
+  pack
+fi
 i=0
 for spec in "$@"; do
   i=$((i + 1)); set -- $spec; bench=$1; shift
@@ -22,6 +26,7 @@ for spec in "$@"; do
   done
   pack
 done
+[ "$checks" = 1 ] || exit 0
 for t in runs select scan; do
   s=$(basename $g/bin/test-$t-*)
   echo "== sanitize $t"

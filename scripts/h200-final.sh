@@ -6,8 +6,8 @@
 #            finish before the call: a partial archive fails on the device)
 #   device:  scripts/h200-final.sh
 # Every test binary (LOOKBACK_REQUIRE_GPU=1), compute-sanitizer on the scan, select and runs sanitizer
-# cases, then the scan / select / runs benches from 2^10 to 2^30 (Auto engine; runs at 2^28 also
-# classic; other scan types at 2^22-2^28, f64 runs at 2^20-2^28) with CUB timed in the same process
+# cases (and partition3's i32 edge cases), then the scan / select / runs benches from 2^10 to 2^30 (Auto
+# engine; runs at 2^28 also persistent; other scan types at 2^22-2^28, f64 runs at 2^20-2^28) with CUB timed in the same process
 # after each row it has (cub:<row> lines, lookback/cub).
 # Prints a summary (also $OUT/summary-final.txt): test results, sanitizer summaries, the 2^16 and 2^28
 # rows, and every row slower than CUB. Full logs and CSVs, packed after each step so that a call cut
@@ -26,6 +26,11 @@ for t in scan select runs; do
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
   pack
 done
+# The three-way partition has no sanitizer_cases filter: its i32 edge cases (sizes around tiles).
+echo "== sanitize partition3"
+timeout 130 target/gpu-bundle/run.sh sanitize $(basename $b/test-partition3-*) edge_i32 >$OUT/san-partition3.txt 2>&1
+grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-partition3.txt | head -8
+pack
 sizes=10,12,14,16,18,20,22,24,26,28,30
 echo "== benches (2^16 and 2^28 rows; then every row slower than CUB, 2^10-2^30)"
 timeout 100 $b/bench-scan --sizes $sizes --reps 20 >$OUT/bench-scan.txt 2>&1
@@ -36,13 +41,13 @@ timeout 150 $b/bench-select --sizes $sizes --reps 20 >$OUT/bench-select.txt 2>&1
 pack
 timeout 150 $b/bench-runs --sizes $sizes --reps 20 >$OUT/bench-runs.txt 2>&1
 # OUT unset: the bench would also copy its CSV over $OUT/bench-runs.csv (the Auto rows).
-timeout 60 env -u OUT $b/bench-runs --sizes 28 --reps 20 --engine classic --csv $OUT/bench-runs-classic.csv \
-  >$OUT/bench-runs-classic.txt 2>&1
+timeout 60 env -u OUT $b/bench-runs --sizes 28 --reps 20 --engine persistent --csv $OUT/bench-runs-persistent.csv \
+  >$OUT/bench-runs-persistent.txt 2>&1
 # 8-byte keys and values (the 16-byte status entries of the 8-byte reductions).
-timeout 60 env -u OUT $b/bench-runs --sizes 20,24,28 --reps 20 --types f64 --csv $OUT/bench-runs-f64.csv \
+timeout 90 env -u OUT $b/bench-runs --sizes 20,22,24,26,28 --reps 20 --types f64 --csv $OUT/bench-runs-f64.csv \
   >$OUT/bench-runs-f64.txt 2>&1
 pack
-for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-classic bench-runs-f64; do
+for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-persistent bench-runs-f64; do
   echo "-- $f"; rows $OUT/$f.txt | grep -E "2\^(16|28) |CHECK|rror"
 done
 echo "== slower than CUB"

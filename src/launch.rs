@@ -11,7 +11,6 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LookbackParams {
     pub status: u64,
-    pub values: u64,
     pub tile_counter: u64,
     pub tile_base: u64,
     pub epoch: u32,
@@ -85,11 +84,11 @@ pub(crate) struct Partition3Params {
 
 // The C side asserts the same sizes (cuda/params.cuh).
 const _: () = assert!(
-    size_of::<LookbackParams>() == 48
-        && size_of::<ScanParams>() == 88
-        && size_of::<SelectParams>() == 392
-        && size_of::<RunsParams>() == 128
-        && size_of::<Partition3Params>() == 656
+    size_of::<LookbackParams>() == 40
+        && size_of::<ScanParams>() == 80
+        && size_of::<SelectParams>() == 384
+        && size_of::<RunsParams>() == 120
+        && size_of::<Partition3Params>() == 648
 );
 
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
@@ -193,13 +192,10 @@ const HEADER: usize = 2;
 const STATUS_WORDS: usize = 2;
 // The 16-byte entries must be 16-byte aligned: the status words start HEADER words into the buffer.
 const _: () = assert!(HEADER.is_multiple_of(2), "status words start 16-byte aligned");
-/// Value words per tile after the status words: an aggregate and a prefix of up to two words each (the
-/// (count, value) pairs of the run-based primitives).
-const VALUE_WORDS: usize = 4;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
-/// Every primitive needs a small device workspace (48 bytes per tile, a tile being a few thousand
+/// Every primitive needs a small device workspace (16 bytes per tile, a tile being a few thousand
 /// items). The one-shot functions of this crate allocate one per call; keep a `Workspace` and call its
 /// methods instead to make repeated calls allocate nothing. Status words are tagged with a per-launch
 /// epoch, so a reused workspace needs no clearing launch: each call is one kernel launch.
@@ -229,7 +225,7 @@ const VALUE_WORDS: usize = 4;
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
-    /// `[tile counter, scratch, status × STATUS_WORDS·capacity, values × VALUE_WORDS·capacity]`, allocated on first use.
+    /// `[tile counter, scratch, status × STATUS_WORDS·capacity]`, allocated on first use.
     buf: Option<CudaSlice<u64>>,
     capacity: usize,
     epoch: u32,
@@ -446,7 +442,7 @@ impl Workspace {
         };
         if tiles > self.capacity || self.buf.is_none() {
             let capacity = tiles.max(2 * self.capacity).max(64);
-            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + (STATUS_WORDS + VALUE_WORDS) * capacity)?);
+            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + STATUS_WORDS * capacity)?);
             self.capacity = capacity;
             self.epoch = 0;
             self.tiles_taken = 0;
@@ -463,7 +459,6 @@ impl Workspace {
         let lookback = LookbackParams {
             tile_counter: base,
             status: base + 8 * HEADER as u64,
-            values: base + 8 * (HEADER + STATUS_WORDS * self.capacity) as u64,
             tile_base: self.tiles_taken,
             epoch: self.epoch,
             first_poll_ns: backoff.first_poll_ns,
@@ -473,10 +468,9 @@ impl Workspace {
         let params = make(lookback, base + 8);
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `kernel` takes (the caller pairs them). The workspace holds
-        // `STATUS_WORDS·capacity` status words (16-byte aligned: HEADER is two words) and
-        // VALUE_WORDS·capacity value words, capacity >= tiles, after the counter; the caller's
-        // buffers are valid for the lengths it put in `P` and stay borrowed (with their guards) until
-        // after this launch is enqueued. A persistent launch gets the dynamic shared memory its agent
+        // `STATUS_WORDS·capacity` status words (16-byte aligned: HEADER is two words), capacity >= tiles,
+        // after the counter; the caller's buffers are valid for the lengths it put in `P` and stay
+        // borrowed (with their guards) until after this launch is enqueued. A persistent launch gets the dynamic shared memory its agent
         // expects (`PipeTuning::ring_bytes`, the same table as the kernel's).
         unsafe { stream.launch_builder(&func).arg(&params).launch(cfg) }?;
         self.tiles_taken += ids_taken;

@@ -12,9 +12,10 @@
 //!
 //! Engines: every run-based primitive also runs on the persistent engine (`cuda/agent_pipe_runs.cuh`,
 //! `cuda/agent_pipe_scan_by_key.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when the keys
-//! and values (and a scan's output) are 16-byte aligned, and under [`Engine::Auto`](crate::Engine) from
-//! the runs row's `min_tiles` of `cuda/tuning.cuh` up, counted on the keys alone (1024 tiles of keys:
-//! 2^23 i32 keys, with or without values).
+//! and values (and a scan's output) are 16-byte aligned. [`Engine::Auto`](crate::Engine) takes it only for
+//! the scans by key with keys of at most 4 bytes, from the runs row's `min_tiles` of `cuda/tuning.cuh` up,
+//! counted on the keys alone (1024 tiles of keys: 2^23 i32 keys); everything else runs on the classic
+//! agent, measured faster at every size (`auto_persistent`).
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
@@ -270,12 +271,16 @@ impl Workspace {
             if job.value_bytes > 0 { job.values } else { 0 },
             if job.mode.counts() { 0 } else { job.out_values },
         ];
-        // Engine::Auto counts the keys alone against the runs row's min_tiles: the keyed kernels (half as
-        // many items per tile) measured slower than the classic agent up to 2^22 i32 keys with i32 values
-        // (reduce_by_key 33.0 against 31.1 µs, scan_by_key 31.6 against 29.2, unique_by_key 34.5 against
-        // 28.5; benches/NOTES.md, session 6), so every run-based primitive switches at 2^23 i32 keys.
+        // Engine::Auto takes the persistent kernel only for the scans by key with keys of at most 4 bytes,
+        // counted on the keys alone against the runs row's min_tiles (2^23 i32 keys): since the classic
+        // agent's one-load look-back entries (session 7) it is the faster engine for every other run-based
+        // primitive and key size at every size measured, 2^20-2^30 (benches/NOTES.md, session 8).
         let bytes = job.n.saturating_mul(slot_item);
-        let auto_bytes = job.n.saturating_mul(size_of::<K>().next_power_of_two());
+        let auto_bytes = if auto_persistent(job.mode, size_of::<K>()) {
+            job.n.saturating_mul(size_of::<K>().next_power_of_two())
+        } else {
+            0
+        };
         let persistent = self.persistent_launch(stream, Algo::Runs, job.pipe_kernel, bytes, auto_bytes, &aligned)?;
         let (kernel, shape, tiles) = match persistent {
             Some(plan) => plan,
@@ -300,6 +305,16 @@ impl Workspace {
             lb,
         })
     }
+}
+
+/// Whether [`Engine::Auto`](crate::Engine) may take the persistent kernel of a run-based launch (from the
+/// runs row's `min_tiles` up). H200, session 8, both engines in one process: the classic agent was faster
+/// at 2^20-2^30 for reduce_by_key (i32 2^28: 1055 against 1096 µs), unique_by_key (990 / 1266), non-trivial
+/// runs (728 / 864), and for every primitive with f64 keys (scan_by_key 2775 / 2847, RLE 1212 / 1607). The
+/// encodings split by the data (runs of 4: persistent 3-4 % faster from 2^26; runs of 1000: classic 13-25 %
+/// faster) and stay classic. The scans by key with 4-byte keys are 10 % faster persistent from 2^24.
+fn auto_persistent(mode: RunsMode, key_bytes: usize) -> bool {
+    matches!(mode, RunsMode::ScanInclusive | RunsMode::ScanExclusive) && key_bytes <= 4
 }
 
 /// Items per tile of the persistent run-based kernels with keys of `key_bytes` and a value column of

@@ -78,9 +78,11 @@ fn stale_words_of_another_status_format_read_as_not_ready() {
     }
 }
 
-/// One workspace shared by three status formats in turn, past the 255-epoch wrap: run-length encoding
+/// One workspace shared by four status formats in turn, past the 255-epoch wrap: run-length encoding
 /// (classic agent: 16-byte entries of two `tag << 54 | 54 bits` halves, A then P per tile), count_if
-/// (`tag << 54 | count` words) and an 8-byte scan (16-byte entries of two `tag << 32 | 32 bits` halves).
+/// (`tag << 54 | count` words), an 8-byte scan (16-byte entries of two `tag << 32 | 32 bits` halves) and
+/// an 8-byte reduce_by_key (16-byte entries of `tag << 54 | count << 10 | 10 value bits` and
+/// `tag << 54 | 54 value bits`; full-range i64 values, ~95,000 runs so counts pass 10 bits).
 /// Each reads words the others left; only its own launch's tag may read as published.
 #[test]
 fn run_encodings_counts_and_wide_scans_share_a_workspace() {
@@ -93,16 +95,21 @@ fn run_encodings_counts_and_wide_scans_share_a_workspace() {
     let d_keys = stream.clone_htod(&keys).unwrap();
     let values64: Vec<i64> = random_vec(n, 6, 0.0);
     let want_scan = host::inclusive_scan(&values64, ScanOp::Sum).unwrap();
+    let (want_keys, want_sums) = host::reduce_by_key(&keys, &values64, ScanOp::Sum).unwrap();
     let d_values64 = stream.clone_htod(&values64).unwrap();
     let want_count = keys.iter().filter(|&&k| k < 50).count();
     let mut vals = stream.clone_htod(&vec![-1i32; n]).unwrap();
     let mut lens = stream.clone_htod(&vec![u64::MAX; n]).unwrap();
     let mut count = stream.alloc_zeros::<u64>(1).unwrap();
     let mut scanned = stream.clone_htod(&vec![-1i64; n]).unwrap();
+    let mut run_keys = stream.clone_htod(&vec![-7i32; n]).unwrap();
+    let mut run_sums = stream.clone_htod(&vec![-7i64; n]).unwrap();
+    let mut sum_count = stream.clone_htod(&[u64::MAX]).unwrap();
     for round in 0..90 {
         ws.run_length_encode_into(&d_keys, &mut vals, &mut lens, &mut count).unwrap();
         let counted = ws.count_if(&d_keys, &Pred::lt(50)).unwrap();
         ws.inclusive_scan_into(&d_values64, &mut scanned, ScanOp::Sum).unwrap();
+        ws.reduce_by_key_into(&d_keys, &d_values64, &mut run_keys, &mut run_sums, &mut sum_count, ScanOp::Sum).unwrap();
         assert_eq!(counted, want_count, "round {round}: count_if");
         if round % 9 == 0 || (83..=86).contains(&round) {
             let runs = stream.clone_dtoh(&count).unwrap()[0] as usize;
@@ -110,6 +117,10 @@ fn run_encodings_counts_and_wide_scans_share_a_workspace() {
             same(&stream.clone_dtoh(&vals).unwrap()[..runs], &want_values, "run values");
             same(&stream.clone_dtoh(&lens).unwrap()[..runs], &want_lengths, "run lengths");
             same(&stream.clone_dtoh(&scanned).unwrap(), &want_scan, "8-byte scan");
+            let sums = stream.clone_dtoh(&sum_count).unwrap()[0] as usize;
+            assert_eq!(sums, want_keys.len(), "round {round}: number of runs of reduce_by_key");
+            same(&stream.clone_dtoh(&run_keys).unwrap()[..sums], &want_keys, "reduce_by_key keys");
+            same(&stream.clone_dtoh(&run_sums).unwrap()[..sums], &want_sums, "reduce_by_key sums");
         }
     }
 }
