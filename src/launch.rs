@@ -134,9 +134,11 @@ pub struct Backoff {
 /// either way, up to the rounding of float sums.
 ///
 /// The same choice applies to compaction, counting and partitions by predicate or uniqueness
-/// (`select_if`, `unique`, `count_if`, `partition_if*`, in place too). Run-length and run-end encoding,
-/// `unique_by_key` and `reduce_by_key` too (`cuda/agent_pipe_runs.cuh`, which needs the keys and values
-/// 16-byte aligned); the other primitives have only the classic engine.
+/// (`select_if`, `unique`, `count_if`, `partition_if*`, in place too). Every run-based primitive has both
+/// engines too (`cuda/agent_pipe_runs.cuh`, `cuda/agent_pipe_scan_by_key.cuh`, which need the keys and
+/// values 16-byte aligned), but `Auto` takes the persistent one only for the scans by key with keys of at
+/// most 4 bytes: the classic agent measured faster for the others. `select_flagged` and the three-way
+/// partition have only the classic engine.
 ///
 /// # Example
 /// ```
