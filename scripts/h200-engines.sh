@@ -12,8 +12,5 @@ for spec in \
   "bench-select --sizes 20,22,24 --engine classic" \
   "bench-select --sizes 20,22,24 --engine persistent"; do
   i=$((i + 1))
-  timeout 150 env -u OUT $b/$spec --reps 20 --csv $OUT/eng-$i.csv >$OUT/eng-$i.txt 2>&1
-  echo "== $spec (rc $?)"
-  grep -E "n=2\^|CHECK|rror|panicked" $OUT/eng-$i.txt | grep -v "^memcpy" | awk '{print $1,$2,$3,$5,$NF}'
-  pack
+  bench_spec eng-$i 150 "$spec"
 done

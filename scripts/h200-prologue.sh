@@ -13,3 +13,12 @@ exec > >(tee -a "$R/summary-$prologue_name.txt") 2>&1
 tar xJf target/bundle.tar.xz -C target
 b=target/gpu-bundle/bin
 pack() { tar czf "$R/logs-$prologue_name.tgz" -C /tmp logs; }
+# bench_spec LOG SECONDS "bench-x ARGS": one bench command line (20 reps, CUB in the same process), its
+# output in $OUT/LOG.txt and .csv, its rows printed (name, type, n, µs, last column), then pack.
+bench_spec() {
+  local log=$1 secs=$2 spec=$3
+  timeout "$secs" env -u OUT $b/$spec --reps 20 --csv $OUT/$log.csv >$OUT/$log.txt 2>&1
+  echo "== $spec (rc $?)"
+  grep -E "n=2\^|CHECK|rror|panicked" $OUT/$log.txt | grep -v "^memcpy" | awk '{print $1,$2,$3,$5,$NF}'
+  pack
+}

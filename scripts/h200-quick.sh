@@ -14,10 +14,7 @@ pack
 i=0
 for spec in "$@"; do
   i=$((i + 1))
-  timeout 90 env -u OUT $b/$spec --reps 20 --csv $OUT/quick-$i.csv >$OUT/quick-$i.txt 2>&1
-  echo "== $spec (rc $?)"
-  grep -E "n=2\^|CHECK|rror|panicked" $OUT/quick-$i.txt | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'
-  pack
+  bench_spec quick-$i 90 "$spec"
 done
 first=${tests%% *}
 s=$(basename $b/test-$first-*)
