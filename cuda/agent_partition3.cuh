@@ -39,7 +39,10 @@ template <class T> struct Partition3Agent {
     static __device__ __forceinline__ void run(const Partition3Params& p) {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
-        if (threadIdx.x == 0) s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        if (threadIdx.x == 0) {
+            if (lb.flags & LB_PREFETCH_GUESS) prefetch_guessed_tile(p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T));
+            s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        }
         __syncthreads();
         const uint64_t tile = s.tile_id;
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;

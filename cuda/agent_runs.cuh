@@ -124,6 +124,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         uint64_t tile_id;
         uint32_t slot0_end;      // encodings: tile-local end of slot 0
         uint32_t first_written;  // slot 0 has a result
+        uint32_t first_head;     // scans: tile-local index of the tile's first head (TILE_ITEMS: none)
         uint32_t last_written;   // the highest slot has a result (its run ends in this tile)
         K before_tile;  // key start-1 (when start > 0)
         K after_tile;   // key start+valid (when it exists)
@@ -276,6 +277,20 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         return m;
     }
 
+    // Stores chunks [lo, hi) of the value tile to `out` (the tile's first item), striped across the block:
+    // 16-byte vectors when `vector`, else item by item, only items below `valid`.
+    static __device__ __forceinline__ void store_value_chunks(V* out, const uint4* smem, bool vector, int valid,
+                                                              int lo, int hi) {
+        if (vector) {
+            uint4* dst = reinterpret_cast<uint4*>(out);
+            for (int g = lo + (int)threadIdx.x; g < hi; g += BLOCK_THREADS) dst[g] = smem[ValIO::slot(g)];
+        } else {
+            const int end = min(valid, hi * ValIO::ITEMS_PER_CHUNK);
+            for (int i = lo * ValIO::ITEMS_PER_CHUNK + (int)threadIdx.x; i < end; i += BLOCK_THREADS)
+                out[i] = ValIO::item_at(const_cast<uint4*>(smem), i);
+        }
+    }
+
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
         if (bytes == 4) static_cast<uint32_t*>(base)[at] = (uint32_t)x;
         else static_cast<uint64_t*>(base)[at] = x;
@@ -285,8 +300,13 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
+            if (lb.flags & LB_PREFETCH_GUESS) {
+                prefetch_guessed_tile(p.keys, p.n * sizeof(K), TILE_ITEMS * sizeof(K));
+                if constexpr (HAS_VALUES) prefetch_guessed_tile(p.values, p.n * sizeof(V), TILE_ITEMS * sizeof(V));
+            }
             s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
             s.first_written = 0;
+            s.first_head = TILE_ITEMS;
             s.last_written = 0;
         }
         __syncthreads();
@@ -389,19 +409,31 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             return;
         }
 
-        // 4'. Scans: every item's result depends on the prefix; wait for it, then rewrite the values in
-        //     place in the value tile and store it coalesced.
+        // 4'. Scans. Only the items before the tile's first head (the run carried in from earlier tiles)
+        //     depend on the tile's exclusive prefix; every later item's result is known now. So the tile
+        //     is finished and stored from the first chunk without such an item before the look-back,
+        //     which then only delays the few chunks before it. And a tile with a head knows its inclusive
+        //     prefix at once (the reduction since its last head, its aggregate's value): it publishes P
+        //     straight away, so a successor's look-back stops at its predecessor as soon as that one has
+        //     reduced, instead of waiting for the prefix chain. Scans use only the value of a pair; the
+        //     count such a P carries is tile-local.
         if constexpr (VALUED) {
-            if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
-            __syncthreads();
-            // The current run's value before this thread's first item, globally.
-            A running = prefix.count ? prefix.value : Op::apply(s.exclusive.value, prefix.value);
+            const bool has_heads = tile_local.count > 0;
+            if (warp_id() == 0 && lane_id() == 0) state.publish(tile, tile == 0 || has_heads ? STATUS_P : STATUS_A, aggregate);
+            // This thread's items before its first head continue the run carried in when no head precedes
+            // them in the tile (and are then the tile's first items): they wait for the prefix.
+            const int carried = prefix.count ? 0 : heads ? __ffs((int)heads) - 1 : IPT;
+            if (prefix.count == 0 && heads) s.first_head = (uint32_t)(first + carried);
             const A seed = Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
             const bool inclusive = p.mode == RUNS_SCAN_INCLUSIVE;
+            // From the thread's first head on, the run's value before it does not matter; the items before
+            // it are staged unchanged, for the fix-up below.
+            A running = prefix.value;
 #pragma unroll
             for (int j = 0; j < IPT; ++j) {
                 const bool head = (heads >> j) & 1u;
                 const A x = Acc<V>::load(v[j]);
+                if (j < carried) continue;
                 if (inclusive) {
                     running = head ? x : Op::apply(running, x);
                     v[j] = Acc<V>::store(running);
@@ -417,9 +449,42 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
                 for (int e = 0; e < ValIO::ITEMS_PER_CHUNK; ++e) chunk.items[e] = v[c * ValIO::ITEMS_PER_CHUNK + e];
             }
             __syncthreads();
+            const int first_head = (int)s.first_head;
+            const int first_final_chunk = (first_head + ValIO::ITEMS_PER_CHUNK - 1) / ValIO::ITEMS_PER_CHUNK;
             V* out = static_cast<V*>(p.out_values) + start;
-            if (full && ValIO::aligned(out)) ValIO::store_full(out, s.values);
-            else ValIO::store_partial(out, valid, s.values);
+            const bool vector_io = full && ValIO::aligned(out);
+            store_value_chunks(out, s.values, vector_io, valid, first_final_chunk, ValIO::TILE_CHUNKS);
+            if (tile == 0 || first_head == 0) return;  // nothing waits for a prefix, and P is published
+
+            // One sub-window per step (not LOOKBACK_WIDE): the walk ends at the first predecessor with a head.
+            if (warp_id() == 0) {
+                const Pair exclusive = warp_lookback<POp, Pair, State>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                if (lane_id() == 0) {
+                    if (!has_heads) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+                    s.exclusive = exclusive;
+                }
+            }
+            __syncthreads();
+            if (carried > 0) {
+                // The carried items (no head among them) from their staged inputs: the value tile rather
+                // than registers keeps v[] dead across the look-back.
+                A run = Op::apply(s.exclusive.value, prefix.value);
+#pragma unroll
+                for (int j = 0; j < IPT; ++j) {
+                    if (j >= carried) continue;
+                    V& item = ValIO::item_at(s.values, first + j);
+                    const A x = Acc<V>::load(item);
+                    if (inclusive) {
+                        run = Op::apply(run, x);
+                        item = Acc<V>::store(run);
+                    } else {
+                        item = Acc<V>::store(Op::apply(seed, run));
+                        run = Op::apply(run, x);
+                    }
+                }
+            }
+            __syncthreads();
+            store_value_chunks(out, s.values, vector_io, valid, 0, first_final_chunk);
         }
     }
 };

@@ -53,7 +53,13 @@ template <class T> struct SelectAgent {
     static __device__ __forceinline__ void run(const SelectParams& p) {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
-        if (threadIdx.x == 0) s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        if (threadIdx.x == 0) {
+            if (lb.flags & LB_PREFETCH_GUESS) {
+                prefetch_guessed_tile(p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T));
+                if (p.source == SOURCE_FLAGS) prefetch_guessed_tile(p.flags, p.n, IO::TILE_ITEMS);
+            }
+            s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        }
         __syncthreads();
         const uint64_t tile = s.tile_id;
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;

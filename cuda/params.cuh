@@ -14,8 +14,10 @@ struct LookbackParams {
     uint32_t epoch;          // 1..=255
     uint32_t first_poll_ns;  // back-off before the first poll of a predecessor
     uint32_t poll_ns;        // back-off between polls
-    uint32_t _pad;
+    uint32_t flags;          // LB_PREFETCH_GUESS: the classic agents prefetch tile blockIdx.x (tile_state.cuh)
 };
+
+enum : uint32_t { LB_PREFETCH_GUESS = 1 };
 
 struct ScanParams {
     const void* in;

@@ -249,4 +249,22 @@ __device__ __forceinline__ uint64_t take_tile_id(uint64_t* counter, uint64_t bas
     return atomicAdd((unsigned long long*)counter, 1ull) - base;
 }
 
+// Dynamic ids put a round trip before a block's first load: the atomic must return before the block knows
+// which tile to read. Blocks start in about blockIdx order, so tile blockIdx.x is about to be taken by this
+// block or by one that started beside it; asking L2 for that tile's `tile_bytes` of an array of `bytes`
+// bytes while the atomic is in flight overlaps the DRAM read with the round trip. A hint only: nothing
+// depends on which block takes the tile. The range is clipped to whole 16-byte units inside the array, as
+// the bulk prefetch requires (sm_90+; elsewhere nothing is prefetched). Call it just before take_tile_id,
+// when the launcher asks for it (LB_PREFETCH_GUESS: not for grids that fill the GPU in one wave, where it
+// measured slower; src/launch.rs).
+__device__ __forceinline__ void prefetch_guessed_tile(const void* array, uint64_t bytes, uint64_t tile_bytes) {
+#if __CUDA_ARCH__ >= 900
+    const uintptr_t base = (uintptr_t)array;
+    const uint64_t begin = min((uint64_t)blockIdx.x * tile_bytes, bytes);
+    const uintptr_t lo = (base + begin + 15) & ~(uintptr_t)15;
+    const uintptr_t hi = (base + min(begin + tile_bytes, bytes)) & ~(uintptr_t)15;
+    if (hi > lo) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lo), "r"((unsigned)(hi - lo)) : "memory");
+#endif
+}
+
 }  // namespace lookback

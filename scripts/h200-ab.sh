@@ -4,7 +4,9 @@
 # alternately old / new / old / new (same process order, CUB in each), then compute-sanitizer on the
 # scan, select and runs sanitizer cases of the new build. ~6 minutes.
 #   scripts/h200-ab.sh "bench-runs --sizes 22,24,28 --algos unique_by_key_run4" ["bench-select ..."] ...
-# AB_CHECKS=0 skips the tests and the sanitizers (a second A/B call on the same build).
+# AB_CHECKS=0 skips the tests and the sanitizers (a second A/B call on the same build). AB_SIDES lists the
+# bundle's binary folders to alternate (default "ab bin"; e.g. "ab p bin" with a third build in p/), and
+# AB_TIMEOUT the seconds one bench process may take (default 60).
 source "$(dirname "$0")/h200-prologue.sh" ab
 g=target/gpu-bundle
 rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
@@ -19,8 +21,8 @@ i=0
 for spec in "$@"; do
   i=$((i + 1)); set -- $spec; bench=$1; shift
   for round in 1 2; do
-    for side in ab bin; do
-      timeout 60 env -u OUT $g/$side/$bench "$@" --reps 20 --csv $OUT/ab-$i-$side-$round.csv >$OUT/ab-$i-$side-$round.txt 2>&1
+    for side in ${AB_SIDES:-ab bin}; do
+      timeout ${AB_TIMEOUT:-60} env -u OUT $g/$side/$bench "$@" --reps 20 --csv $OUT/ab-$i-$side-$round.csv >$OUT/ab-$i-$side-$round.txt 2>&1
       rows $OUT/ab-$i-$side-$round.txt | sed "s/^/$side$round /"
     done
   done

@@ -16,7 +16,22 @@ pub(crate) struct LookbackParams {
     pub epoch: u32,
     pub first_poll_ns: u32,
     pub poll_ns: u32,
-    pub _pad: u32,
+    /// `LB_PREFETCH_GUESS` (see [`prefetch_guess`]).
+    pub flags: u32,
+}
+
+/// `LB_PREFETCH_GUESS` of `cuda/params.cuh`: the classic agents prefetch tile `blockIdx.x` into L2
+/// while their tile-id atomic is in flight (`prefetch_guessed_tile` in `cuda/tile_state.cuh`).
+const LB_PREFETCH_GUESS: u32 = 1;
+
+/// Whether a classic grid of `tiles` tiles on `sms` SMs prefetches its guessed tiles. Measured on the H200
+/// (benches/NOTES.md, session 9; A/B against no prefetch, same call): grids of at most two tiles per SM
+/// gained 3-9 % (i32 2^16-2^20: RLE 2^16 8.0 → 7.3 µs, select_flagged 2^20 11.4 → 10.8) and multi-wave
+/// grids 2-7 % (f64 scan_by_key 2^22-2^28, i32 scan_by_key 2^24-2^28), but grids of 4-8 tiles per SM,
+/// which start all at once and fill the GPU, lost 2-7 % (every i32 primitive at 2^22, 1024 tiles;
+/// f64 scan_by_key at 2^20, 512 tiles).
+fn prefetch_guess(tiles: usize, sms: usize) -> bool {
+    tiles <= 2 * sms || tiles > 8 * sms
 }
 
 /// Mirrors `ScanParams` of `cuda/params.cuh`, field for field.
@@ -136,8 +151,8 @@ pub struct Backoff {
 /// The same choice applies to compaction, counting and partitions by predicate or uniqueness
 /// (`select_if`, `unique`, `count_if`, `partition_if*`, in place too). Every run-based primitive has both
 /// engines too (`cuda/agent_pipe_runs.cuh`, `cuda/agent_pipe_scan_by_key.cuh`, which need the keys and
-/// values 16-byte aligned), but `Auto` takes the persistent one only for the scans by key with keys of at
-/// most 4 bytes: the classic agent measured faster for the others. `select_flagged` and the three-way
+/// values 16-byte aligned), but `Auto` takes the persistent one only for the scans by key of 1-byte keys
+/// and values: the classic agent measured faster for the others. `select_flagged` and the three-way
 /// partition have only the classic engine.
 ///
 /// # Example
@@ -418,7 +433,7 @@ impl Workspace {
         self.check_context(stream)?;
         let too_many = || Error::Unsupported { operation: "more than 2^32 - 1 tiles in one call", dtype: "any" };
         let func = kernels::function(stream.context(), kernel)?;
-        let (cfg, ids_taken, default_backoff) = match shape {
+        let (cfg, ids_taken, default_backoff, prefetch) = match shape {
             Shape::Classic(tuning) => {
                 let grid = u32::try_from(tiles).map_err(|_| too_many())?;
                 let cfg = LaunchConfig {
@@ -426,7 +441,8 @@ impl Workspace {
                     block_dim: (tuning.block_threads, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                (cfg, tiles as u64, tuning.backoff_for(tiles))
+                let sms = self.device_info(stream)?.sms as usize;
+                (cfg, tiles as u64, tuning.backoff_for(tiles), prefetch_guess(tiles, sms))
             }
             Shape::Persistent(pipe) => {
                 let sms = self.device_info(stream)?.sms;
@@ -439,7 +455,7 @@ impl Workspace {
                     shared_mem_bytes: ring,
                 };
                 // The persistent agent never sleeps: its look-ahead polls aggregates off the critical path.
-                (cfg, tiles as u64 + grid as u64, (0, 0))
+                (cfg, tiles as u64 + grid as u64, (0, 0), false)
             }
         };
         if tiles > self.capacity || self.buf.is_none() {
@@ -465,7 +481,7 @@ impl Workspace {
             epoch: self.epoch,
             first_poll_ns: backoff.first_poll_ns,
             poll_ns: backoff.poll_ns,
-            _pad: 0,
+            flags: if prefetch { LB_PREFETCH_GUESS } else { 0 },
         };
         let params = make(lookback, base + 8);
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the

@@ -13,7 +13,7 @@
 //! Engines: every run-based primitive also runs on the persistent engine (`cuda/agent_pipe_runs.cuh`,
 //! `cuda/agent_pipe_scan_by_key.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when the keys
 //! and values (and a scan's output) are 16-byte aligned. [`Engine::Auto`](crate::Engine) takes it only for
-//! the scans by key with keys of at most 4 bytes, from the runs row's `min_tiles` of `cuda/tuning.cuh` up,
+//! the scans by key of 1-byte keys and values, from the runs row's `min_tiles` of `cuda/tuning.cuh` up,
 //! counted on the keys alone (1024 tiles of keys: 2^23 i32 keys); everything else runs on the classic
 //! agent, measured faster at every size (`auto_persistent`).
 use crate::element::Element;
@@ -271,12 +271,11 @@ impl Workspace {
             if job.value_bytes > 0 { job.values } else { 0 },
             if job.mode.counts() { 0 } else { job.out_values },
         ];
-        // Engine::Auto takes the persistent kernel only for the scans by key with keys of at most 4 bytes,
-        // counted on the keys alone against the runs row's min_tiles (2^23 i32 keys): since the classic
-        // agent's one-load look-back entries (session 7) it is the faster engine for every other run-based
-        // primitive and key size at every size measured, 2^20-2^30 (benches/NOTES.md, session 8).
+        // Engine::Auto takes the persistent kernel only for the scans by key of 1-byte keys and values,
+        // counted on the keys alone against the runs row's min_tiles (2^23 keys); the classic agent is the
+        // faster engine for everything else at every size measured (`auto_persistent`).
         let bytes = job.n.saturating_mul(slot_item);
-        let auto_bytes = if auto_persistent(job.mode, size_of::<K>()) {
+        let auto_bytes = if auto_persistent(job.mode, job.tile_bytes) {
             job.n.saturating_mul(size_of::<K>().next_power_of_two())
         } else {
             0
@@ -312,9 +311,13 @@ impl Workspace {
 /// at 2^20-2^30 for reduce_by_key (i32 2^28: 1055 against 1096 µs), unique_by_key (990 / 1266), non-trivial
 /// runs (728 / 864), and for every primitive with f64 keys (scan_by_key 2775 / 2847, RLE 1212 / 1607). The
 /// encodings split by the data (runs of 4: persistent 3-4 % faster from 2^26; runs of 1000: classic 13-25 %
-/// faster) and stay classic. The scans by key with 4-byte keys are 10 % faster persistent from 2^24.
-fn auto_persistent(mode: RunsMode, key_bytes: usize) -> bool {
-    matches!(mode, RunsMode::ScanInclusive | RunsMode::ScanExclusive) && key_bytes <= 4
+/// faster) and stay classic. The scans by key: since session 9 a classic tile with a head publishes its
+/// inclusive prefix at once and stores before it looks back (`cuda/agent_runs.cuh`), and the classic agent
+/// is faster where the larger of key and value (`tile_bytes`) has 2 or 4 bytes (both engines, one process:
+/// i32 2^28 888-900 against 939 µs, f16 803-837 against 1085) and 8 (f64, session 8); with 1-byte keys and
+/// values its tiles hold 4 KB of keys, and the persistent engine stays faster (u8 2^28 608 against 742-772).
+fn auto_persistent(mode: RunsMode, tile_bytes: usize) -> bool {
+    matches!(mode, RunsMode::ScanInclusive | RunsMode::ScanExclusive) && tile_bytes == 1
 }
 
 /// Items per tile of the persistent run-based kernels with keys of `key_bytes` and a value column of

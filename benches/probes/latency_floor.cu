@@ -1,0 +1,201 @@
+// Latency floor of a single-pass look-back kernel at small sizes (issue 6's 2^16 target), measured
+// apart from the library: how long does a kernel of the classic agents' skeleton take, stage by stage,
+// against cudaMemcpyAsync on the same bytes, timed like the benchmark (CUDA events, everything enqueued
+// behind a long memset, median of many runs, inputs rotated over 64 copies)?
+//
+// Each variant adds one stage of the classic agents (cuda/agent_scan.cuh) to a plain tile copy:
+//   copy        block b copies tile b (blockIdx ids; 256 threads × CPT 16-byte chunks)
+//   +atomic     tile id from a global atomic first (the agents' dynamic ids, DESIGN.md invariant 4)
+//   +prefetch   and, while the atomic is in flight, tile blockIdx.x prefetched into L2 (one bulk prefetch)
+//   +lookback   and the smallest look-back: reduce, publish, one window of ≤ 32 predecessors polled until
+//               every one is ready, barrier, then the store (no compute beyond a warp reduction)
+// No variant computes a prefix correctly: they bound what any kernel of this structure can reach.
+//
+// Build (any nvcc ≥ 12 for sm_90):  nvcc -O3 -std=c++17 -arch=sm_90 -o latency_floor latency_floor.cu
+// Run:                              ./latency_floor [reps]
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#define CHECK(x)                                                                            \
+    do {                                                                                    \
+        cudaError_t e = (x);                                                                \
+        if (e != cudaSuccess) {                                                             \
+            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+            std::exit(1);                                                                   \
+        }                                                                                   \
+    } while (0)
+
+enum : int { ATOMIC = 1, PREFETCH = 2, LOOKBACK = 4 };
+constexpr int THREADS = 256;
+
+struct Ws {
+    unsigned long long* counter;
+    unsigned long long* status;
+    unsigned long long base;
+    unsigned epoch;
+};
+
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#endif
+}
+
+template <int MODE, int CPT> __global__ void __launch_bounds__(THREADS) probe(const uint4* in, uint4* out, size_t chunks, Ws ws) {
+    constexpr size_t TILE = (size_t)THREADS * CPT;
+    __shared__ unsigned long long tile_s;
+    __shared__ unsigned warp_sums[THREADS / 32];
+    __shared__ unsigned prefix_s;
+    size_t tile = blockIdx.x;
+    if (MODE & ATOMIC) {
+        if (threadIdx.x == 0) {
+            if (MODE & PREFETCH) {
+                const size_t first = (size_t)blockIdx.x * TILE;
+                const size_t n = chunks - first < TILE ? chunks - first : TILE;
+                prefetch_l2(in + first, (unsigned)(n * 16));
+            }
+            tile_s = atomicAdd(ws.counter, 1ull) - ws.base;
+        }
+        __syncthreads();
+        tile = tile_s;
+    }
+    const size_t first = tile * TILE;
+    uint4 v[CPT];
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
+        v[i] = c < chunks ? in[c] : make_uint4(0, 0, 0, 0);
+    }
+    if (MODE & LOOKBACK) {
+        unsigned s = 0;
+#pragma unroll
+        for (int i = 0; i < CPT; ++i) s += v[i].x + v[i].y + v[i].z + v[i].w;
+        s = __reduce_add_sync(0xffffffffu, s);
+        if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = s;
+        __syncthreads();
+        if (threadIdx.x < 32) {
+            unsigned agg = threadIdx.x < THREADS / 32 ? warp_sums[threadIdx.x] : 0;
+            agg = __reduce_add_sync(0xffffffffu, agg);
+            if (threadIdx.x == 0) {
+                const unsigned long long w = ((unsigned long long)ws.epoch << 32) | agg;
+                asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(ws.status + tile), "l"(w) : "memory");
+            }
+            unsigned sum = 0;
+            const long long pred = (long long)tile - 1 - threadIdx.x;
+            if (pred >= 0) {
+                unsigned long long w;
+                for (;;) {
+                    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(ws.status + pred) : "memory");
+                    if ((unsigned)(w >> 32) == ws.epoch) break;
+                }
+                sum = (unsigned)w;
+            }
+            sum = __reduce_add_sync(0xffffffffu, sum);
+            if (threadIdx.x == 0) prefix_s = sum;
+        }
+        __syncthreads();
+        v[0].x += prefix_s;
+    }
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
+        if (c < chunks) out[c] = v[i];
+    }
+}
+
+__global__ void empty_kernel() {}
+
+struct Bench {
+    cudaStream_t stream;
+    void* head_start;
+    size_t head_bytes = size_t(1) << 30;
+    std::vector<cudaEvent_t> starts, ends;
+    int reps;
+    explicit Bench(int r) : reps(r) {
+        CHECK(cudaStreamCreate(&stream));
+        CHECK(cudaMalloc(&head_start, head_bytes));
+        starts.resize(reps);
+        ends.resize(reps);
+        for (int i = 0; i < reps; ++i) {
+            CHECK(cudaEventCreate(&starts[i]));
+            CHECK(cudaEventCreate(&ends[i]));
+        }
+    }
+    // Median µs of `step(i)`, every run enqueued behind memsets so the host never starves the GPU.
+    template <class F> double median_us(F&& step) {
+        const int warmup = 3;
+        for (int i = 0; i < (reps + warmup + 14) / 15; ++i) CHECK(cudaMemsetAsync(head_start, 0, head_bytes, stream));
+        for (int i = 0; i < warmup + reps; ++i) {
+            if (i >= warmup) CHECK(cudaEventRecord(starts[i - warmup], stream));
+            step(i);
+            if (i >= warmup) CHECK(cudaEventRecord(ends[i - warmup], stream));
+        }
+        CHECK(cudaStreamSynchronize(stream));
+        CHECK(cudaGetLastError());
+        std::vector<float> ms(reps);
+        for (int i = 0; i < reps; ++i) CHECK(cudaEventElapsedTime(&ms[i], starts[i], ends[i]));
+        std::sort(ms.begin(), ms.end());
+        return ms[reps / 2] * 1e3;
+    }
+};
+
+template <int MODE, int CPT>
+double run_probe(Bench& b, const std::vector<uint4*>& in, const std::vector<uint4*>& out, size_t chunks, Ws& ws) {
+    const unsigned grid = (unsigned)((chunks + THREADS * CPT - 1) / (THREADS * CPT));
+    return b.median_us([&](int i) {
+        ws.epoch += 1;
+        probe<MODE, CPT><<<grid, THREADS, 0, b.stream>>>(in[i % in.size()], out[i % out.size()], chunks, ws);
+        if (MODE & ATOMIC) ws.base += grid;  // the counter moves only when the kernel takes ids
+    });
+}
+
+int main(int argc, char** argv) {
+    const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("latency_floor: %s, %d SMs; median of %d runs, CUDA events, behind a 1 GiB memset\n", prop.name,
+                prop.multiProcessorCount, reps);
+    Bench b(reps);
+    Ws ws{};
+    CHECK(cudaMalloc(&ws.counter, 8));
+    CHECK(cudaMemset(ws.counter, 0, 8));
+    const size_t max_tiles = 1 << 16;
+    CHECK(cudaMalloc(&ws.status, 8 * max_tiles));
+    CHECK(cudaMemset(ws.status, 0, 8 * max_tiles));
+    for (int log2n : {10, 12, 14, 16, 18, 20}) {
+        const size_t bytes = (size_t)4 << log2n;  // i32 items
+        const size_t chunks = bytes / 16;
+        const int copies = 64;
+        std::vector<uint4*> in(copies), out(copies);
+        for (int c = 0; c < copies; ++c) {
+            CHECK(cudaMalloc(&in[c], bytes));
+            CHECK(cudaMalloc(&out[c], bytes));
+            CHECK(cudaMemset(in[c], c + 1, bytes));
+        }
+        auto row = [&](const char* name, double us) {
+            std::printf("floor %-28s i32 n=2^%d  t= %8.2f us\n", name, log2n, us);
+        };
+        row("memcpy", b.median_us([&](int i) {
+            CHECK(cudaMemcpyAsync(out[i % copies], in[i % copies], bytes, cudaMemcpyDeviceToDevice, b.stream));
+        }));
+        row("empty_1_block", b.median_us([&](int) { empty_kernel<<<1, THREADS, 0, b.stream>>>(); }));
+        const unsigned grid16 = (unsigned)((chunks + THREADS * 4 - 1) / (THREADS * 4));
+        row("empty_tile_grid", b.median_us([&](int) { empty_kernel<<<grid16, THREADS, 0, b.stream>>>(); }));
+        row("copy_cpt4", run_probe<0, 4>(b, in, out, chunks, ws));
+        row("copy_atomic_cpt4", run_probe<ATOMIC, 4>(b, in, out, chunks, ws));
+        row("copy_atomic_prefetch_cpt4", run_probe<ATOMIC | PREFETCH, 4>(b, in, out, chunks, ws));
+        row("lookback_cpt4", run_probe<ATOMIC | LOOKBACK, 4>(b, in, out, chunks, ws));
+        row("lookback_prefetch_cpt4", run_probe<ATOMIC | PREFETCH | LOOKBACK, 4>(b, in, out, chunks, ws));
+        row("copy_cpt1", run_probe<0, 1>(b, in, out, chunks, ws));
+        row("lookback_cpt1", run_probe<ATOMIC | LOOKBACK, 1>(b, in, out, chunks, ws));
+        row("lookback_prefetch_cpt1", run_probe<ATOMIC | PREFETCH | LOOKBACK, 1>(b, in, out, chunks, ws));
+        for (int c = 0; c < copies; ++c) {
+            CHECK(cudaFree(in[c]));
+            CHECK(cudaFree(out[c]));
+        }
+    }
+    return 0;
+}
