@@ -277,6 +277,39 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         return m;
     }
 
+    // The scans' initial value (RUNS_SCAN_EXCLUSIVE).
+    static __device__ __forceinline__ A scan_seed(const RunsParams& p) {
+        return Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
+    }
+
+    // Scans: rewrites this thread's values v[j], j >= from, with their run's values so far (with or
+    // without the item, by the mode), `running` being the run's value before item `from`; then stages all
+    // of v in the value tile.
+    static __device__ __forceinline__ void scan_and_stage(const RunsParams& p, Storage& s, V (&v)[IPT],
+                                                          uint32_t heads, A running, int from) {
+        const A seed = scan_seed(p);
+        const bool inclusive = p.mode == RUNS_SCAN_INCLUSIVE;
+#pragma unroll
+        for (int j = 0; j < IPT; ++j) {
+            const bool head = (heads >> j) & 1u;
+            const A x = Acc<V>::load(v[j]);
+            if (j < from) continue;
+            if (inclusive) {
+                running = head ? x : Op::apply(running, x);
+                v[j] = Acc<V>::store(running);
+            } else {
+                v[j] = Acc<V>::store(head ? seed : Op::apply(seed, running));
+                running = head ? x : Op::apply(running, x);
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < VB; ++c) {
+            typename ValIO::Chunk& chunk = ValIO::own_chunk(s.values, c);
+#pragma unroll
+            for (int e = 0; e < ValIO::ITEMS_PER_CHUNK; ++e) chunk.items[e] = v[c * ValIO::ITEMS_PER_CHUNK + e];
+        }
+    }
+
     // Stores chunks [lo, hi) of the value tile to `out` (the tile's first item), striped across the block:
     // 16-byte vectors when `vector`, else item by item, only items below `valid`.
     static __device__ __forceinline__ void store_value_chunks(V* out, const uint4* smem, bool vector, int valid,
@@ -417,37 +450,27 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         //     straight away, so a successor's look-back stops at its predecessor as soon as that one has
         //     reduced, instead of waiting for the prefix chain. Scans use only the value of a pair; the
         //     count such a P carries is tile-local.
-        if constexpr (VALUED) {
+        if constexpr (VALUED && sizeof(A) == 8) {
+            // 8-byte reductions wait for the prefix, then rewrite and store the whole tile: the split
+            // below measured no faster for f64 and its live values spill in the 64 registers the f64
+            // kernel has (benches/NOTES.md, session 9).
+            if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
+            __syncthreads();
+            scan_and_stage(p, s, v, heads, prefix.count ? prefix.value : Op::apply(s.exclusive.value, prefix.value), 0);
+            __syncthreads();
+            V* out = static_cast<V*>(p.out_values) + start;
+            if (full && ValIO::aligned(out)) ValIO::store_full(out, s.values);
+            else ValIO::store_partial(out, valid, s.values);
+        } else if constexpr (VALUED) {
             const bool has_heads = tile_local.count > 0;
             if (warp_id() == 0 && lane_id() == 0) state.publish(tile, tile == 0 || has_heads ? STATUS_P : STATUS_A, aggregate);
             // This thread's items before its first head continue the run carried in when no head precedes
             // them in the tile (and are then the tile's first items): they wait for the prefix.
             const int carried = prefix.count ? 0 : heads ? __ffs((int)heads) - 1 : IPT;
             if (prefix.count == 0 && heads) s.first_head = (uint32_t)(first + carried);
-            const A seed = Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
-            const bool inclusive = p.mode == RUNS_SCAN_INCLUSIVE;
             // From the thread's first head on, the run's value before it does not matter; the items before
             // it are staged unchanged, for the fix-up below.
-            A running = prefix.value;
-#pragma unroll
-            for (int j = 0; j < IPT; ++j) {
-                const bool head = (heads >> j) & 1u;
-                const A x = Acc<V>::load(v[j]);
-                if (j < carried) continue;
-                if (inclusive) {
-                    running = head ? x : Op::apply(running, x);
-                    v[j] = Acc<V>::store(running);
-                } else {
-                    v[j] = Acc<V>::store(head ? seed : Op::apply(seed, running));
-                    running = head ? x : Op::apply(running, x);
-                }
-            }
-#pragma unroll
-            for (int c = 0; c < VB; ++c) {
-                typename ValIO::Chunk& chunk = ValIO::own_chunk(s.values, c);
-#pragma unroll
-                for (int e = 0; e < ValIO::ITEMS_PER_CHUNK; ++e) chunk.items[e] = v[c * ValIO::ITEMS_PER_CHUNK + e];
-            }
+            scan_and_stage(p, s, v, heads, prefix.value, carried);
             __syncthreads();
             const int first_head = (int)s.first_head;
             const int first_final_chunk = (first_head + ValIO::ITEMS_PER_CHUNK - 1) / ValIO::ITEMS_PER_CHUNK;
@@ -468,6 +491,8 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             if (carried > 0) {
                 // The carried items (no head among them) from their staged inputs: the value tile rather
                 // than registers keeps v[] dead across the look-back.
+                const A seed = scan_seed(p);
+                const bool inclusive = p.mode == RUNS_SCAN_INCLUSIVE;
                 A run = Op::apply(s.exclusive.value, prefix.value);
 #pragma unroll
                 for (int j = 0; j < IPT; ++j) {
