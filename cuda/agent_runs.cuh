@@ -452,8 +452,9 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         //     count such a P carries is tile-local.
         if constexpr (VALUED && sizeof(A) == 8) {
             // 8-byte reductions wait for the prefix, then rewrite and store the whole tile: the split
-            // below measured no faster for f64 and its live values spill in the 64 registers the f64
-            // kernel has (benches/NOTES.md, session 9).
+            // below measured no faster for f64, and its extra live values spilled in the f64 kernel
+            // (64 registers, every mode in one function), slowing its reduce_by_key 5-12 % (benches/NOTES.md,
+            // session 9).
             if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
             __syncthreads();
             scan_and_stage(p, s, v, heads, prefix.count ? prefix.value : Op::apply(s.exclusive.value, prefix.value), 0);
