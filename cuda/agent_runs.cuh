@@ -80,18 +80,6 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     using Shape = typename Tuning<Algo::runs, MAXB>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
     static constexpr int WARPS = BLOCK_THREADS / 32;
-    // Resident threads per SM the kernels are compiled for (registers: 65536 / that). Measured on the H200
-    // at 2^28 i32 (benches/NOTES.md): 1024 (64 registers, no spills) is best where values are carried
-    // (reduce_by_key 1329 us against 1775 at 1536 and 2244 at 2048: spills); the encodings, which have no
-    // value column, are faster at 1536 (RLE 1197 -> 1007 us; 2048: 1133), except with 8-byte keys, whose
-    // sixteen keys per thread alone spill at 42 registers. Uncapped, ptxas took 70-106
-    // registers and only two or three blocks fit. -DLOOKBACK_RUNS_MIN_THREADS=N overrides both.
-#ifdef LOOKBACK_RUNS_MIN_THREADS
-    static constexpr int MIN_THREADS = LOOKBACK_RUNS_MIN_THREADS;
-#else
-    static constexpr int MIN_THREADS = (HAS_VALUES || KB == 8) ? 1024 : 1536;
-#endif
-    static constexpr int MIN_BLOCKS = MIN_THREADS / BLOCK_THREADS;
     static constexpr int IPT = 16;  // items per thread, whatever the sizes (tuning.cuh)
     using KeyIO = TileIO<K, BLOCK_THREADS, KB>;
     using ValIO = TileIO<V, BLOCK_THREADS, HAS_VALUES ? VB : 1>;
@@ -129,6 +117,23 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         K before_tile;  // key start-1 (when start > 0)
         K after_tile;   // key start+valid (when it exists)
     };
+
+    // Resident threads per SM the kernels are compiled for (registers: 65536 / that). Measured on the H200
+    // at 2^28 i32 (benches/NOTES.md): 1024 (64 registers, no spills) is best where values are carried
+    // (reduce_by_key 1329 us against 1775 at 1536 and 2244 at 2048: spills); the encodings, which have no
+    // value column, are faster at 1536 (RLE 1197 -> 1007 us; 2048: 1133), except with 8-byte keys, whose
+    // sixteen keys per thread alone spill at 42 registers. Uncapped, ptxas took 70-106
+    // registers and only two or three blocks fit. -DLOOKBACK_RUNS_MIN_THREADS=N overrides both.
+#ifdef LOOKBACK_RUNS_MIN_THREADS
+    static constexpr int MIN_THREADS = LOOKBACK_RUNS_MIN_THREADS;
+#else
+    static constexpr int MIN_THREADS = (HAS_VALUES || KB == 8) ? 1024 : 1536;
+#endif
+    // Never more blocks than shared memory lets an SM hold: two 8-byte columns (32 KB tiles of 128
+    // threads) fit 6 on the H200, and capping registers for 8 blocks (64) only made ptxas spill 216 bytes
+    // in the f64 keyed kernel, where 6 blocks leave it 80 registers (benches/NOTES.md, session 10).
+    static constexpr int SMEM_BLOCKS = blocks_per_sm_by_shared_memory<Storage>();
+    static constexpr int MIN_BLOCKS = MIN_THREADS / BLOCK_THREADS < SMEM_BLOCKS ? MIN_THREADS / BLOCK_THREADS : SMEM_BLOCKS;
 
     // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
     // (tile_state.cuh).
@@ -333,11 +338,8 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            if (lb.flags & LB_PREFETCH_GUESS) {
-                prefetch_guessed_tile(p.keys, p.n * sizeof(K), TILE_ITEMS * sizeof(K));
-                if constexpr (HAS_VALUES) prefetch_guessed_tile(p.values, p.n * sizeof(V), TILE_ITEMS * sizeof(V));
-            }
-            s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+            s.tile_id = take_tile(lb, {p.keys, p.n * sizeof(K), TILE_ITEMS * sizeof(K)},
+                                  {p.values, HAS_VALUES ? p.n * sizeof(V) : 0, TILE_ITEMS * sizeof(V)});
             s.first_written = 0;
             s.first_head = TILE_ITEMS;
             s.last_written = 0;
@@ -451,10 +453,10 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         //     reduced, instead of waiting for the prefix chain. Scans use only the value of a pair; the
         //     count such a P carries is tile-local.
         if constexpr (VALUED && sizeof(A) == 8) {
-            // 8-byte reductions wait for the prefix, then rewrite and store the whole tile: the split
-            // below measured no faster for f64, and its extra live values spilled in the f64 kernel
-            // (64 registers, every mode in one function), slowing its reduce_by_key 5-12 % (benches/NOTES.md,
-            // session 9).
+            // 8-byte reductions wait for the prefix, then rewrite and store the whole tile. The split
+            // below costs their kernel, which holds every mode, registers the reduction pays for: f64
+            // spills rose from 20 to 72 bytes at 80 registers, reduce_by_key f64 slowed 8-10 % and
+            // scan_by_key gained 1-3 % (13 % at 2^20) (benches/NOTES.md, sessions 9 and 10).
             if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
             __syncthreads();
             scan_and_stage(p, s, v, heads, prefix.count ? prefix.value : Op::apply(s.exclusive.value, prefix.value), 0);

@@ -38,8 +38,7 @@ template <class T, class Op> struct ScanAgent {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            if (lb.flags & LB_PREFETCH_GUESS) prefetch_guessed_tile(p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T));
-            s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+            s.tile_id = take_tile(lb, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)});
         }
         __syncthreads();
         const uint64_t tile = s.tile_id;

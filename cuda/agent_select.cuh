@@ -54,11 +54,8 @@ template <class T> struct SelectAgent {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            if (lb.flags & LB_PREFETCH_GUESS) {
-                prefetch_guessed_tile(p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T));
-                if (p.source == SOURCE_FLAGS) prefetch_guessed_tile(p.flags, p.n, IO::TILE_ITEMS);
-            }
-            s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+            s.tile_id = take_tile(lb, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)},
+                                  {p.flags, p.source == SOURCE_FLAGS ? p.n : 0, IO::TILE_ITEMS});
         }
         __syncthreads();
         const uint64_t tile = s.tile_id;

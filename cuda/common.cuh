@@ -13,6 +13,23 @@ __device__ __forceinline__ unsigned warp_id() { return threadIdx.x >> 5; }
 
 template <class I> __host__ __device__ constexpr I ceil_div(I a, I b) { return (a + b - 1) / b; }
 
+// Shared memory of one SM of the architecture being compiled (CUDA C++ Programming Guide, technical
+// specifications per compute capability), and what each resident block costs on top of its own: the
+// most blocks of a kernel an SM can hold whatever its registers. The host pass takes the H200's.
+__host__ __device__ constexpr int sm_shared_bytes() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870)
+    return 164 * 1024;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    return 100 * 1024;
+#else
+    return 228 * 1024;
+#endif
+}
+constexpr int BLOCK_RESERVED_SHARED_BYTES = 1024;
+template <class Storage> __host__ __device__ constexpr int blocks_per_sm_by_shared_memory() {
+    return sm_shared_bytes() / (int)(sizeof(Storage) + BLOCK_RESERVED_SHARED_BYTES);
+}
+
 // 64-bit loads and stores of status words.
 __device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
     uint64_t v;

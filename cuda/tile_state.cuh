@@ -15,6 +15,7 @@
 #pragma once
 #include <type_traits>
 #include "common.cuh"
+#include "params.cuh"
 #include "types.cuh"
 
 namespace lookback {
@@ -254,9 +255,7 @@ __device__ __forceinline__ uint64_t take_tile_id(uint64_t* counter, uint64_t bas
 // block or by one that started beside it; asking L2 for that tile's `tile_bytes` of an array of `bytes`
 // bytes while the atomic is in flight overlaps the DRAM read with the round trip. A hint only: nothing
 // depends on which block takes the tile. The range is clipped to whole 16-byte units inside the array, as
-// the bulk prefetch requires (sm_90+; elsewhere nothing is prefetched). Call it just before take_tile_id,
-// when the launcher asks for it (LB_PREFETCH_GUESS: not for grids that fill the GPU in one wave, where it
-// measured slower; src/launch.rs).
+// the bulk prefetch requires (sm_90+; elsewhere nothing is prefetched); an array of 0 bytes is skipped.
 __device__ __forceinline__ void prefetch_guessed_tile(const void* array, uint64_t bytes, uint64_t tile_bytes) {
 #if __CUDA_ARCH__ >= 900
     const uintptr_t base = (uintptr_t)array;
@@ -265,6 +264,24 @@ __device__ __forceinline__ void prefetch_guessed_tile(const void* array, uint64_
     const uintptr_t hi = (base + min(begin + tile_bytes, bytes)) & ~(uintptr_t)15;
     if (hi > lo) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lo), "r"((unsigned)(hi - lo)) : "memory");
 #endif
+}
+
+// One input array of a tile, for take_tile's prefetch: its size and a tile's size, in bytes.
+struct TileArray {
+    const void* data;
+    uint64_t bytes;
+    uint64_t tile_bytes;
+};
+
+// Thread 0's dynamic tile id (take_tile_id), with the guessed tile of each input array prefetched while
+// the atomic is in flight when the launcher asks for it (LB_PREFETCH_GUESS: not for grids that fill the
+// GPU in one wave, where it measured slower; src/launch.rs).
+__device__ __forceinline__ uint64_t take_tile(const LookbackParams& lb, const TileArray& a, const TileArray& b = {}) {
+    if (lb.flags & LB_PREFETCH_GUESS) {
+        prefetch_guessed_tile(a.data, a.bytes, a.tile_bytes);
+        prefetch_guessed_tile(b.data, b.bytes, b.tile_bytes);
+    }
+    return take_tile_id(lb.tile_counter, lb.tile_base);
 }
 
 }  // namespace lookback
