@@ -8,11 +8,11 @@
 //
 // In place (MODE_COMPACT with out == in; invariant 3 of DESIGN.md). Output index ≤ input index for every
 // item, since an item's rank counts only selected items before it. A tile writes only after it knows its
-// exclusive prefix, which exists only after every earlier tile published its count — and each tile
-// publishes (release) only after the __syncthreads() that follows all of its loads, and a successor reads
-// that status with acquire. So every write of tile t lands in memory whose reads (by tiles ≤ t) have
-// completed: tiles < t finished loading before t could learn its prefix, and t itself loaded before it
-// published. Tiles > t read only items at indices ≥ their start > every index t writes. (This is the
+// exclusive prefix, which exists only after every earlier tile published its count — and each tile's
+// thread 0 fences right after the __syncthreads() that follows all of its loads and publishes only after
+// that fence (fence + relaxed store: a release pattern), and a successor reads that status with acquire.
+// So every write of tile t lands in memory whose reads (by tiles ≤ t) have completed: tiles < t finished
+// loading before t could learn its prefix, and t itself loaded before it published. Tiles > t read only items at indices ≥ their start > every index t writes. (This is the
 // ordering CUB lacked in cccl #1730: publishing before the loads had landed.) Out of place nothing of this
 // is needed, and the status words go relaxed (CountState::ordered).
 //
@@ -68,6 +68,12 @@ template <class T> struct SelectAgent {
         else IO::load_partial(in, valid, T(), s.tile, [](T) {});
         if (p.source == SOURCE_UNIQUE && threadIdx.x == 0 && tile > 0) s.before_tile = in[-1];
         __syncthreads();
+        // In place, one fence per tile, right after the loads: both publishes below (thread 0's) are then
+        // relaxed stores. A release store at each publish put a fence in front of the P that successors
+        // wait for, which made in place 5-8 % slower than out of place at 2^20-2^22 (benches/NOTES.md,
+        // session 10).
+        const bool in_place = p.in == p.out;
+        if (in_place && threadIdx.x == 0) fence_acq_rel_gpu();
 
         // 2. Decide: bit k of `mask` is this thread's item k (tile index threadIdx.x * IPT + k).
         const int first = (int)threadIdx.x * IPT;
@@ -88,13 +94,14 @@ template <class T> struct SelectAgent {
         // 3. Count, publish, look back.
         uint32_t tile_count;
         const uint32_t before_me = block_exclusive_scan<OpSum>((uint32_t)__popc(mask), tile_count, s.scan);
-        const CountState state{lb.status, lb.epoch, p.in == p.out};
-        if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile_count);
+        const CountState state{lb.status, lb.epoch, in_place};  // in place: the look-back reads with acquire
+        const CountState publisher{lb.status, lb.epoch, false};  // relaxed: thread 0 fenced after the loads
+        if (threadIdx.x == 0) publisher.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile_count);
         if (warp_id() == 0) {
             uint64_t exclusive = 0;
             if (tile > 0) {
                 exclusive = warp_lookback<OpSum, uint64_t>(state, tile, lb.first_poll_ns, lb.poll_ns);
-                if (lane_id() == 0) state.publish(tile, STATUS_P, exclusive + tile_count);
+                if (lane_id() == 0) publisher.publish(tile, STATUS_P, exclusive + tile_count);
             }
             if (lane_id() == 0) s.exclusive = exclusive;
         }

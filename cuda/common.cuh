@@ -48,6 +48,11 @@ __device__ __forceinline__ void st_release(uint64_t* p, uint64_t v) {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
+// A gpu-scope fence. Followed by a strong (relaxed) store of the same thread it makes a release pattern
+// (PTX memory model): every memory access before the fence, and through a barrier every access of the
+// block before that barrier, is ordered before the store.
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
 // 16-byte status entries (tile_state.cuh, WideState): one vector access of two 64-bit words. PTX makes
 // each 64-bit element single-copy atomic, not the pair (a 128-bit vector access is two accesses: CUB issue
 // #612), so the entry's format must detect a torn read itself. One instruction, one L2 round trip. (The
