@@ -92,6 +92,7 @@ template <class A, bool ORDERED> struct WideState {
 // fill the top 10 bits; 54 bits count up to 1.8e16 items. `ordered` (uniform per launch) selects
 // release/acquire, which only in-place compaction needs (invariant 3); out of place, a reader uses nothing
 // but the count inside the word, as in a scan, and relaxed accesses keep fences off the critical path.
+// (The classic select agent publishes in place through an unordered one after its own fence.)
 struct CountState {
     uint64_t* words;
     unsigned epoch;
