@@ -133,7 +133,8 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     // threads) fit 6 on the H200, and capping registers for 8 blocks (64) only made ptxas spill 216 bytes
     // in the f64 keyed kernel, where 6 blocks leave it 80 registers (benches/NOTES.md, session 10).
     static constexpr int SMEM_BLOCKS = blocks_per_sm_by_shared_memory<Storage>();
-    static constexpr int MIN_BLOCKS = MIN_THREADS / BLOCK_THREADS < SMEM_BLOCKS ? MIN_THREADS / BLOCK_THREADS : SMEM_BLOCKS;
+    static constexpr int THREAD_BLOCKS = MIN_THREADS / BLOCK_THREADS;
+    static constexpr int MIN_BLOCKS = THREAD_BLOCKS < SMEM_BLOCKS ? THREAD_BLOCKS : SMEM_BLOCKS;
 
     // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
     // (tile_state.cuh).

@@ -12,9 +12,10 @@
 // thread 0 fences right after the __syncthreads() that follows all of its loads and publishes only after
 // that fence (fence + relaxed store: a release pattern), and a successor reads that status with acquire.
 // So every write of tile t lands in memory whose reads (by tiles ≤ t) have completed: tiles < t finished
-// loading before t could learn its prefix, and t itself loaded before it published. Tiles > t read only items at indices ≥ their start > every index t writes. (This is the
-// ordering CUB lacked in cccl #1730: publishing before the loads had landed.) Out of place nothing of this
-// is needed, and the status words go relaxed (CountState::ordered).
+// loading before t could learn its prefix, and t itself loaded before it published. Tiles > t read only
+// items at indices ≥ their start > every index t writes. (This is the ordering CUB lacked in cccl #1730:
+// publishing before the loads had landed.) Out of place nothing of this is needed, and the status words
+// go relaxed (CountState::ordered).
 //
 // unique in place also reads the item just before the tile. The only write that can reach that index
 // before the read is the previous tile's, and only when every earlier item was selected — in which case
