@@ -62,6 +62,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         return State{p.lb.status, p.lb.epoch, p.in == p.out};
     }
     static __device__ __forceinline__ bool ordered(const State& s) { return s.ordered; }
+    static __device__ __forceinline__ State unordered(const State& s) { return State{s.words, s.epoch, false}; }
     // A warp's count fits 32 bits (≤ 32 lanes × 32 items): one redux instruction.
     template <class, class X> static __device__ __forceinline__ X warp_sum(X x) {
         return __reduce_add_sync(0xffffffffu, (uint32_t)x);
