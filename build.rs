@@ -390,6 +390,19 @@ fn runs_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], pre
     *g += "        _ => None,\n    }\n}\n\n";
 }
 
+/// `runs_small_kernel(key_bytes) -> Option<Kernel>`: the encodings' small-grid kernels
+/// `lookback_runs_small_k<key bytes>` (`cuda/kernels/runs.cu`) in fatbin `image`.
+fn runs_small_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], image: usize) {
+    *g += "/// The encodings' kernel for small grids (`RunsAgent::SMALL_GRID_BLOCKS`) of a key size, if one is compiled.\n";
+    *g += "pub(crate) const fn runs_small_kernel(key_bytes: usize) -> Option<Kernel> {\n    match key_bytes {\n";
+    for kb in key_bytes {
+        let name = format!("lookback_runs_small_k{kb}");
+        writeln!(g, "        {kb} => Some(Kernel {{ name: \"{name}\", image: {image} }}),").unwrap();
+        names.push(name);
+    }
+    *g += "        _ => None,\n    }\n}\n\n";
+}
+
 fn camel(s: &str) -> String {
     let mut c = s.chars();
     c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
@@ -485,6 +498,7 @@ fn generate(
     ] {
         runs_table(&mut g, &mut names, key_bytes, prefix, what, image_of(prefix));
     }
+    runs_small_table(&mut g, &mut names, key_bytes, image_of("runs"));
     type_table(
         &mut g,
         &mut names,

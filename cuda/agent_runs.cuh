@@ -135,6 +135,14 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     static constexpr int SMEM_BLOCKS = blocks_per_sm_by_shared_memory<Storage>();
     static constexpr int THREAD_BLOCKS = MIN_THREADS / BLOCK_THREADS;
     static constexpr int MIN_BLOCKS = THREAD_BLOCKS < SMEM_BLOCKS ? THREAD_BLOCKS : SMEM_BLOCKS;
+    // The encodings' second kernel, for grids of at most ENCODE_SMALL_GRID_TILES tiles (src/runs.rs),
+    // compiled for 1024 threads like the valued kernels. A per-tile trace (benches/probes/trace_tiles.cu)
+    // of RLE at 2^22 showed the 1536-thread kernel's first wave of 792 tiles waiting up to 5 us on the
+    // look-back walk and a 232-tile tail walking again; at 1024 (4 blocks of 256, 53 registers, no
+    // spills; 40 registers spilled 8 bytes) blocks are faster and the second wave starts staggered: RLE
+    // and non-trivial runs i32 2^20-2^22 4-11 % faster, but 2^23-2^28 5-12 % slower, where the wider
+    // occupancy keeps more loads in flight (benches/NOTES.md, session 11).
+    static constexpr int SMALL_GRID_BLOCKS = (1024 / BLOCK_THREADS) < SMEM_BLOCKS ? 1024 / BLOCK_THREADS : SMEM_BLOCKS;
 
     // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
     // (tile_state.cuh).
@@ -347,6 +355,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         }
         __syncthreads();
         const uint64_t tile = s.tile_id;
+        LB_TRACE(tile, 0);
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
         const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
         const bool full = valid == TILE_ITEMS;
@@ -364,6 +373,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             else ValIO::load_partial(values, valid, from_bits<V>(0), s.values, ignore);
         }
         __syncthreads();
+        LB_TRACE(tile, 1);
 
         // 2. This thread's IPT consecutive items: which start a run (heads) and which end one (tails).
         const int first = (int)threadIdx.x * IPT;
@@ -425,6 +435,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         if constexpr (VALUED) aggregate.value = tile_local.value;
         else aggregate.value = tile_local.value ? start + tile_local.value - 1 : 0;
         const State state = make_state(lb);
+        LB_TRACE(tile, 2);
 
         if (!VALUED || p.mode == RUNS_REDUCE) {
             // 4. Every warp stages its runs' outputs in shared memory at tile-local slots (which need no
@@ -434,14 +445,18 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
             //    and frees warp 0's item registers for the window's loads.
             if constexpr (LOOKBACK_WIDE == 1) {
                 if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
+                LB_TRACE(tile, 3);
                 stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first);
             } else {
                 if (warp_id() == 0) publish_aggregate(state, tile, aggregate);
                 stage(p, s, k, v, heads, tails, counted, prefix, tile_local.count, first);
                 if (warp_id() == 0) lookback(state, tile, aggregate, s, lb);
+                LB_TRACE(tile, 3);
             }
             __syncthreads();
+            LB_TRACE(tile, 4);
             store_staged(p, s, tile_local.count, start, valid);
+            LB_TRACE(tile, 5);
             return;
         }
 

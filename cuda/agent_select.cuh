@@ -60,6 +60,7 @@ template <class T> struct SelectAgent {
         }
         __syncthreads();
         const uint64_t tile = s.tile_id;
+        LB_TRACE(tile, 0);
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
         const int valid = (int)min((uint64_t)IO::TILE_ITEMS, p.n - start);
         const T* in = static_cast<const T*>(p.in) + start;
@@ -69,6 +70,7 @@ template <class T> struct SelectAgent {
         else IO::load_partial(in, valid, T(), s.tile, [](T) {});
         if (p.source == SOURCE_UNIQUE && threadIdx.x == 0 && tile > 0) s.before_tile = in[-1];
         __syncthreads();
+        LB_TRACE(tile, 1);
         // In place, one fence per tile, right after the loads: both publishes below (thread 0's) are then
         // relaxed stores. A release store at each publish put a fence in front of the P that successors
         // wait for, which made in place 5-8 % slower than out of place at 2^20-2^22 (benches/NOTES.md,
@@ -97,6 +99,7 @@ template <class T> struct SelectAgent {
         const uint32_t before_me = block_exclusive_scan<OpSum>((uint32_t)__popc(mask), tile_count, s.scan);
         const CountState state{lb.status, lb.epoch, in_place};  // in place: the look-back reads with acquire
         const CountState publisher{lb.status, lb.epoch, false};  // relaxed: thread 0 fenced after the loads
+        LB_TRACE(tile, 2);
         if (threadIdx.x == 0) publisher.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile_count);
         if (warp_id() == 0) {
             uint64_t exclusive = 0;
@@ -106,7 +109,9 @@ template <class T> struct SelectAgent {
             }
             if (lane_id() == 0) s.exclusive = exclusive;
         }
+        LB_TRACE(tile, 3);
         __syncthreads();
+        LB_TRACE(tile, 4);
         const uint64_t exclusive = s.exclusive;
         if (threadIdx.x == 0 && start + valid == p.n) *p.num_selected = exclusive + tile_count;
         if (p.mode == MODE_COUNT) return;
@@ -149,6 +154,7 @@ template <class T> struct SelectAgent {
                 else out[*p.known_total + r] = staged[i];
             }
         }
+        LB_TRACE(tile, 5);
     }
 
     // The selection mask of this thread's items (before masking off items past the end).

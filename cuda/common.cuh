@@ -6,6 +6,12 @@
 #pragma once
 #include <cstdint>
 
+// Diagnostic hook: LB_TRACE(tile, point) marks that this thread reached stage `point` of tile `tile`
+// (benches/probes/trace_tiles.cu defines it to record a timestamp). Compiled out of the library.
+#ifndef LB_TRACE
+#define LB_TRACE(tile, point) ((void)0)
+#endif
+
 namespace lookback {
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }

@@ -6,7 +6,8 @@
 #   scripts/h200-ab.sh "bench-runs --sizes 22,24,28 --algos unique_by_key_run4" ["bench-select ..."] ...
 # AB_CHECKS=0 skips the tests and the sanitizers (a second A/B call on the same build). AB_SIDES lists the
 # bundle's binary folders to alternate (default "ab bin"; e.g. "ab p bin" with a third build in p/), and
-# AB_TIMEOUT the seconds one bench process may take (default 60).
+# AB_TIMEOUT the seconds one bench process may take (default 60), AB_SANITIZE the test binaries whose
+# sanitizer cases run (default "runs select scan").
 source "$(dirname "$0")/h200-prologue.sh" ab
 g=target/gpu-bundle
 rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
@@ -29,7 +30,7 @@ for spec in "$@"; do
   pack
 done
 [ "$checks" = 1 ] || exit 0
-for t in runs select scan; do
+for t in ${AB_SANITIZE:-runs select scan}; do
   s=$(basename $g/bin/test-$t-*)
   echo "== sanitize $t"
   timeout 100 $g/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1

@@ -72,6 +72,7 @@ impl Workspace {
         };
         let job = RunsJob {
             kernel,
+            small_kernel: None,
             pipe_kernel,
             value_bytes: size_of::<V>(),
             tile_bytes: size_of::<K>().max(size_of::<V>()),
@@ -121,6 +122,7 @@ impl Workspace {
         )?;
         let job = RunsJob {
             kernel: by_key_kernel::<K, V>(op)?,
+            small_kernel: None,
             // The persistent kernel is reduce_by_key's: the mode picks its scan Work.
             pipe_kernel: kernels::pipe_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE),
             value_bytes: size_of::<V>(),

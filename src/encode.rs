@@ -53,6 +53,7 @@ impl Workspace {
         let pipe_kernel = kernels::pipe_runs_kernel(size_of::<T>(), 0);
         let job = RunsJob {
             kernel: positional_kernel(size_of::<T>(), 0)?,
+            small_kernel: kernels::runs_small_kernel(size_of::<T>()),
             pipe_kernel,
             value_bytes: 0,
             tile_bytes: size_of::<T>(),

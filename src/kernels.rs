@@ -179,6 +179,7 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
         for value_bytes in [0, 1, 2, 4, 8] {
             kernels.extend(runs_kernel(key_bytes, value_bytes));
         }
+        kernels.extend(runs_small_kernel(key_bytes));
     }
     for &k in &kernels {
         function(ctx, k)?;

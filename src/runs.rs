@@ -213,6 +213,9 @@ impl RunsMode {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunsJob {
     pub kernel: Kernel,
+    /// The classic kernel for grids of at most [`ENCODE_SMALL_GRID_TILES`] tiles, if the primitive has
+    /// one (the encodings: `runs_small_kernel`); `None`: `kernel` at every size.
+    pub small_kernel: Option<Kernel>,
     /// The persistent kernel of the same launch, if the mode has one (`None`: always classic).
     pub pipe_kernel: Option<Kernel>,
     /// Bytes of a value item that the kernel reads (0: no value column); with the key's, it sets the
@@ -285,7 +288,12 @@ impl Workspace {
             Some(plan) => plan,
             None => {
                 let tuning = kernels::tuning(Algo::Runs, job.tile_bytes);
-                (job.kernel, Shape::Classic(tuning), job.n.div_ceil(tuning.tile_items(job.tile_bytes)))
+                let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
+                let kernel = match job.small_kernel {
+                    Some(small) if tiles <= ENCODE_SMALL_GRID_TILES => small,
+                    _ => job.kernel,
+                };
+                (kernel, Shape::Classic(tuning), tiles)
             }
         };
         let (key_abs_mask, key_inf_bits) = key_equality(K::DTYPE);
@@ -305,6 +313,13 @@ impl Workspace {
         })
     }
 }
+
+/// The most tiles a classic encoding grid may have to take the small-grid kernel (`RunsJob::small_kernel`:
+/// fewer, larger blocks per SM; `RunsAgent::SMALL_GRID_BLOCKS` in `cuda/agent_runs.cuh`). H200, i32 runs
+/// of 4, A/B in one process (benches/NOTES.md, session 11): run_length_encode and non-trivial runs at
+/// 2^20 / 2^21 / 2^22 (256 / 512 / 1024 tiles) 4 / 6 / 11 % faster on it, at 2^23 (2048 tiles) 4.5 %
+/// and at 2^24 8.5 % slower.
+const ENCODE_SMALL_GRID_TILES: usize = 1024;
 
 /// Whether [`Engine::Auto`](crate::Engine) may take the persistent kernel of a run-based launch (from the
 /// runs row's `min_tiles` up). H200, session 8, both engines in one process: the classic agent was faster

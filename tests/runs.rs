@@ -352,6 +352,32 @@ fn every_key_type(stream: &Arc<CudaStream>, ws: &mut Workspace) {
     one::<bf16>(stream, ws);
 }
 
+/// The classic encodings take a second kernel for grids of at most 1024 tiles (`ENCODE_SMALL_GRID_TILES`
+/// in src/runs.rs): both sides of that threshold, for a key size of each kernel shape.
+#[test]
+fn encodings_on_both_sides_of_the_small_grid_threshold() {
+    let Some(stream) = gpu() else { return };
+    fn one<K: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
+        let tile = tile_of::<K, K>(Engine::Classic);
+        for (i, (tiles, extra, shape)) in
+            [(1024, 0, Shape::Geometric(4.0)), (1024, 1, Shape::StraddleRuns), (1100, 7, Shape::Pairs)]
+                .into_iter()
+                .enumerate()
+        {
+            let n = tiles * tile + extra;
+            let keys: Vec<K> = keys(n, shape, tile, 70 + i as u64);
+            let d = stream.clone_htod(&keys).unwrap();
+            check_encodings::<K>(stream, ws, &keys, &d, &format!("{} {n} items {shape:?}", K::DTYPE.name()));
+        }
+    }
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Classic);
+    one::<i32>(&stream, &mut ws);
+    one::<u8>(&stream, &mut ws);
+    one::<f16>(&stream, &mut ws);
+    one::<f64>(&stream, &mut ws);
+}
+
 #[test]
 fn one_shot_forms_match_the_into_forms() {
     let Some(stream) = gpu() else { return };

@@ -19,14 +19,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                                            \
-    do {                                                                                    \
-        cudaError_t e = (x);                                                                \
-        if (e != cudaSuccess) {                                                             \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-            std::exit(1);                                                                   \
-        }                                                                                   \
-    } while (0)
+#include "check.cuh"
 
 enum : int { ATOMIC = 1, PREFETCH = 2, LOOKBACK = 4 };
 constexpr int THREADS = 256;

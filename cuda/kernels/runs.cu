@@ -1,6 +1,7 @@
 // Entry points of the encodings (run-length, run-end, non-trivial runs) and unique_by_key:
-// lookback_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value column. The mode parameter
-// picks the primitive; float keys get IEEE equality from the parameters (agent_runs.cuh).
+// lookback_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value column, and the encodings'
+// small-grid kernels lookback_runs_small_k<key bytes>. The mode parameter picks the primitive; float
+// keys get IEEE equality from the parameters (agent_runs.cuh).
 #include "../agent_runs.cuh"
 
 using namespace lookback;
@@ -19,3 +20,14 @@ using namespace lookback;
     LOOKBACK_RUNS_KERNEL(KB, 8)
 
 LOOKBACK_KEY_BYTES(LOOKBACK_RUNS_FOR_KEY)
+
+// The encodings for small grids, lookback_runs_small_k<key bytes>: the same agent compiled for fewer,
+// larger blocks per SM (RunsAgent::SMALL_GRID_BLOCKS; src/runs.rs picks it by the grid's tile count).
+#define LOOKBACK_RUNS_SMALL_KERNEL(KB)                                                                     \
+    extern "C" __global__ void __launch_bounds__(RunsAgent<KB, NoValues, OpMax, false>::BLOCK_THREADS,  \
+                                                 RunsAgent<KB, NoValues, OpMax, false>::SMALL_GRID_BLOCKS) \
+        lookback_runs_small_k##KB(RunsParams p) {                                                          \
+        RunsAgent<KB, NoValues, OpMax, false>::run(p);                                                     \
+    }
+
+LOOKBACK_KEY_BYTES(LOOKBACK_RUNS_SMALL_KERNEL)
