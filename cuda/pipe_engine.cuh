@@ -313,15 +313,7 @@ template <class Work> struct PipeEngine {
     }
 
     // Look-ahead warp: the block's running exclusive prefix, one slot's tile at a time.
-    //
-    // Ordered states (in-place compaction) are polled relaxed, and each lane runs one fence.acq_rel after
-    // its last poll for the slot: relaxed load + fence, the acquire pattern of invariant 2, which orders
-    // every predecessor's loads (published fence + relaxed store) before the compute warps' stores, through
-    // __syncwarp and the `ready` barrier. An acquire load per poll instead serialized the AHEAD_PER_LANE
-    // loads of every step, each waiting for the one before it.
     static __device__ __forceinline__ void look_ahead(const Params& p, Storage& s, const State& state) {
-        const bool ordered = Work::ordered(state);
-        const State relaxed = Work::unordered(state);
         A running = Work::initial(p);
         uint64_t cursor = 0;  // aggregates of tiles [0, cursor) are folded into `running`
         for (uint32_t k = 0;; ++k) {
@@ -329,19 +321,14 @@ template <class Work> struct PipeEngine {
             mbar_wait(&s.full[slot], (k / STAGES) & 1);
             const uint64_t tile = s.tile_id[slot];
             if (tile == END) return;
-            const bool polled = cursor < tile;
             while (cursor < tile) {
                 // Lane-major order (lane l holds tiles l, l+32, …) is not tile order: fine for the
                 // commutative operators of ops.cuh; float sums differ from sequential order by rounding
                 // only, as with any parallel scan. Non-commutative Works read lane-contiguous tiles
                 // (ahead_tile), and warp_reduce combines lanes in lane order: tile order.
                 const uint64_t step_end = min(cursor + 32 * (uint64_t)AHEAD_PER_LANE, tile);
-                running = Op::apply(running, warp_reduce<Op>(fold_aggregates(relaxed, cursor, step_end)));
+                running = Op::apply(running, warp_reduce<Op>(fold_aggregates(state, cursor, step_end)));
                 cursor = step_end;
-            }
-            if (ordered && polled) {
-                fence_acq_rel_gpu();
-                __syncwarp();
             }
             if (lane_id() == 0) {
                 s.prefix[slot] = running;
