@@ -3,9 +3,9 @@
 # build carried in target/gpu-bundle/probes/ (tt_<variant>, e.g. tt_base, or one compiled against a
 # modified copy of cuda/) for each kind and size, TRACE_ROUNDS times (default 2) with the variants
 # alternating, since one process's medians vary by a few % from the next's (TRACE_VARIANTS="base x":
-# only those). Prints one line per run
-# (event median, median span of the traced launches) and the bucket table of tt_base at the size named
-# third; the per-tile CSVs go to the logs archive. Build a probe here with
+# only those; TRACE_REPS: timed launches per run, default 30). Prints one line per run (event median,
+# median span of the traced launches) and the bucket table of tt_base at the size named third; the
+# per-tile CSVs go to the logs archive. Build a probe here with
 #   nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I cuda -o target/gpu-bundle/probes/tt_base \
 #        benches/probes/trace_tiles.cu          (the pinned PyPI nvcc: add -L<its lib> for cudart_static)
 #   scripts/h200-trace.sh "rle nontrivial unique" "21 22 23" 22
