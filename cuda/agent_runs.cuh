@@ -132,9 +132,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     // Never more blocks than shared memory lets an SM hold: two 8-byte columns (32 KB tiles of 128
     // threads) fit 6 on the H200, and capping registers for 8 blocks (64) only made ptxas spill 216 bytes
     // in the f64 keyed kernel, where 6 blocks leave it 80 registers (benches/NOTES.md, session 10).
-    static constexpr int SMEM_BLOCKS = blocks_per_sm_by_shared_memory<Storage>();
-    static constexpr int THREAD_BLOCKS = MIN_THREADS / BLOCK_THREADS;
-    static constexpr int MIN_BLOCKS = THREAD_BLOCKS < SMEM_BLOCKS ? THREAD_BLOCKS : SMEM_BLOCKS;
+    static constexpr int MIN_BLOCKS = resident_blocks<Storage>(MIN_THREADS, BLOCK_THREADS);
     // The encodings' second kernel, for grids of at most ENCODE_SMALL_GRID_TILES tiles (src/runs.rs),
     // compiled for 1024 threads like the valued kernels. A per-tile trace (benches/probes/trace_tiles.cu)
     // of RLE at 2^22 showed the 1536-thread kernel's first wave of 792 tiles waiting up to 5 us on the
@@ -142,7 +140,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     // spills; 40 registers spilled 8 bytes) blocks are faster and the second wave starts staggered: RLE
     // and non-trivial runs i32 2^20-2^22 4-11 % faster, but 2^23-2^28 5-12 % slower, where the wider
     // occupancy keeps more loads in flight (benches/NOTES.md, session 11).
-    static constexpr int SMALL_GRID_BLOCKS = (1024 / BLOCK_THREADS) < SMEM_BLOCKS ? 1024 / BLOCK_THREADS : SMEM_BLOCKS;
+    static constexpr int SMALL_GRID_BLOCKS = resident_blocks<Storage>(1024, BLOCK_THREADS);
 
     // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
     // (tile_state.cuh).

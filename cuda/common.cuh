@@ -35,6 +35,13 @@ constexpr int BLOCK_RESERVED_SHARED_BYTES = 1024;
 template <class Storage> __host__ __device__ constexpr int blocks_per_sm_by_shared_memory() {
     return sm_shared_bytes() / (int)(sizeof(Storage) + BLOCK_RESERVED_SHARED_BYTES);
 }
+// Blocks of `block_threads` threads an SM holds when the kernel is compiled for `threads` resident
+// threads (its __launch_bounds__), never more than shared memory allows.
+template <class Storage> __host__ __device__ constexpr int resident_blocks(int threads, int block_threads) {
+    const int by_threads = threads / block_threads;
+    const int by_shared_memory = blocks_per_sm_by_shared_memory<Storage>();
+    return by_threads < by_shared_memory ? by_threads : by_shared_memory;
+}
 
 // 64-bit loads and stores of status words.
 __device__ __forceinline__ uint64_t ld_relaxed(const uint64_t* p) {
