@@ -15,7 +15,9 @@
 //! and values (and a scan's output) are 16-byte aligned. [`Engine::Auto`](crate::Engine) takes it only for
 //! the scans by key of 1-byte keys and values, from the runs row's `min_tiles` of `cuda/tuning.cuh` up,
 //! counted on the keys alone (1024 tiles of keys: 2^23 i32 keys); everything else runs on the classic
-//! agent, measured faster at every size (`auto_persistent`).
+//! agent, measured faster at every size (`auto_persistent`). On the classic agent the encodings have two
+//! kernels, one for grids of at most [`ENCODE_SMALL_GRID_TILES`] tiles (fewer, larger blocks per SM) and
+//! one for larger grids; the launcher picks by the tile count.
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
