@@ -213,17 +213,6 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         bulk_load(&slot.before, static_cast<const char*>(p.keys) + start * KB - sizeof(uint4), sizeof(uint4), full);
     }
 
-    // Whether two keys start different runs: bit patterns for integers; IEEE == for floats (-0 == +0, a
-    // NaN equals nothing), as agent_runs.cuh's differ_mask.
-    template <bool FLOAT> static __device__ __forceinline__ bool differ(K a, K b, const Params& p) {
-        if constexpr (FLOAT) {
-            const K abs_mask = (K)p.key_abs_mask, inf_bits = (K)p.key_inf_bits;
-            return !((a == b && (K)(a & abs_mask) <= inf_bits) || ((a | b) & abs_mask) == 0);
-        } else {
-            return a != b;
-        }
-    }
-
     // The key before this warp's first item (any value for the input's first item, which is a head).
     template <bool FULL>
     static __device__ __forceinline__ K warp_key_before(const Params& p, const Slot& slot, const uint4* tile,
@@ -237,7 +226,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // Non-trivial runs: whether the item before this warp's first item starts a run (true for the input's
     // first warp, whose first item is item 0: a head, never a marker). Keys first-2 and first-1 come from
     // the tile, or for the tile's first warp from the 16 bytes before the tile (two keys or more).
-    template <bool FULL, bool FLOAT>
+    template <bool FULL, KeyEq EQ>
     static __device__ __forceinline__ bool warp_head_before(const Params& p, const Slot& slot, const uint4* tile,
                                                             uint64_t start, int valid) {
         const int first = (int)warp_id() * WARP_ITEMS;
@@ -254,7 +243,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
             a = Engine::partial_item(tile, in, first - 2, valid, K(0));
             b = Engine::partial_item(tile, in, first - 1, valid, K(0));
         }
-        return differ<FLOAT>(a, b, p);
+        return keys_differ<EQ>(a, b);
     }
 
     // This lane's items of the round starting at tile item `first` (its own start at first + GI·lane),
@@ -262,7 +251,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // return, the round's last key. Non-trivial runs (`nt`) count markers, the second items of runs longer
     // than one (an item that is not a head after one that is), which need whether the item before each
     // lane's first item is a head: `prev_head`, for the round's first item, then the round's last.
-    template <bool FULL, bool FLOAT, bool WITH_VALUES>
+    template <bool FULL, KeyEq EQ, bool WITH_VALUES>
     static __device__ __forceinline__ Round load_round(const Params& p, const uint4* tile, uint64_t start, int valid,
                                                        int first, K& prev, bool nt, bool& prev_head) {
         Round r;
@@ -290,9 +279,9 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         K before = shfl_up(r.k[GI - 1], 1);
         if (lane == 0) before = prev;
         prev = shfl_from(r.k[GI - 1], 31);
-        uint32_t heads = differ<FLOAT>(before, r.k[0], p) || start + (uint64_t)mine == 0;
+        uint32_t heads = keys_differ<EQ>(before, r.k[0]) || start + (uint64_t)mine == 0;
 #pragma unroll
-        for (int e = 1; e < GI; ++e) heads |= (uint32_t)differ<FLOAT>(r.k[e - 1], r.k[e], p) << e;
+        for (int e = 1; e < GI; ++e) heads |= (uint32_t)keys_differ<EQ>(r.k[e - 1], r.k[e]) << e;
         const uint32_t exists = (1u << (FULL ? GI : r.n)) - 1;  // GI <= 16: the shift is defined
         heads &= exists;
         r.heads = heads;
@@ -340,32 +329,29 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         return a;
     }
 
-    // The four (full or partial tile) × (integer or float keys) variants of a pass; 1-byte keys are never
-    // floats.
-    template <template <bool, bool> class Pass, class... Args>
+    // The variants of a pass: full or partial tile × how keys compare (key_equality.cuh).
+    template <template <bool, KeyEq> class Pass, class... Args>
     static __device__ __forceinline__ auto dispatch(const Params& p, int valid, Args&&... args) {
-        const bool floats = KB > 1 && p.key_abs_mask != 0;
-        if (valid == TILE_ITEMS) {
-            if (floats) return Pass<true, KB != 1>::run(p, valid, args...);
-            return Pass<true, false>::run(p, valid, args...);
-        }
-        if (floats) return Pass<false, KB != 1>::run(p, valid, args...);
-        return Pass<false, false>::run(p, valid, args...);
+        return with_key_eq<KB>(p, [&](auto eq) {
+            constexpr KeyEq EQ = decltype(eq)::value;
+            if (valid == TILE_ITEMS) return Pass<true, EQ>::run(p, valid, args...);
+            return Pass<false, EQ>::run(p, valid, args...);
+        });
     }
 
     // The warp's pair: its rounds' pairs, each reduced across lanes in lane order, folded in round order.
-    template <bool FULL, bool FLOAT> struct ReducePass {
+    template <bool FULL, KeyEq EQ> struct ReducePass {
         static __device__ __forceinline__ A run(const Params& p, int valid, const Slot& slot, const uint4* tile,
                                                 uint64_t start) {
             A total = Op::template identity<A>();
             K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
             const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
-            bool prev_head = nt && warp_head_before<FULL, FLOAT>(p, slot, tile, start, valid);
+            bool prev_head = nt && warp_head_before<FULL, EQ>(p, slot, tile, start, valid);
             const int warp_first = (int)warp_id() * WARP_ITEMS;
 #pragma unroll 1
             for (int g = 0; g < ROUNDS; ++g) {
                 const int first = warp_first + g * ROUND_ITEMS;
-                const Round r = load_round<FULL, FLOAT, VALUED>(p, tile, start, valid, first, prev, nt, prev_head);
+                const Round r = load_round<FULL, EQ, VALUED>(p, tile, start, valid, first, prev, nt, prev_head);
                 const L round = warp_reduce<LOp>(lane_pair<FULL>(r, GI * (int)lane_id()));
                 total = Op::apply(total, widen(round, start + (uint64_t)first));
             }
@@ -453,21 +439,21 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // round_base + h - 1); the warp then copies the round's runs out in order. Item n-1 closes its run
     // with a direct store (the one result a round cannot stage: it would be the round's (h+1)-th). The
     // per-item loop is kept to predicated shared stores: it runs on every item, the copy-out once per run.
-    template <bool FULL, bool FLOAT> struct WritePass {
+    template <bool FULL, KeyEq EQ> struct WritePass {
         static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, uint4* tile,
                                                    uint64_t start, A carry) {
             const int lane = (int)lane_id();
             const bool last_tile = start + (uint64_t)valid == p.n;
             K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
             const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
-            bool prev_head = nt && warp_head_before<FULL, FLOAT>(p, slot, tile, start, valid);
+            bool prev_head = nt && warp_head_before<FULL, EQ>(p, slot, tile, start, valid);
             const int warp_first = (int)warp_id() * WARP_ITEMS;
             K* out_keys = static_cast<K*>(p.out_keys);
 #pragma unroll 1
             for (int g = 0; g < ROUNDS; ++g) {
                 const int first = warp_first + g * ROUND_ITEMS;
                 const uint64_t round_at = start + (uint64_t)first;
-                const Round r = load_round<FULL, FLOAT, HAS_VALUES>(p, tile, start, valid, first, prev, nt, prev_head);
+                const Round r = load_round<FULL, EQ, HAS_VALUES>(p, tile, start, valid, first, prev, nt, prev_head);
                 const L mine = lane_pair<FULL>(r, GI * lane);
                 const L inclusive = warp_inclusive_scan<LOp>(mine);
                 L exclusive = shfl_up(inclusive, 1);

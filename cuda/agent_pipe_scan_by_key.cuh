@@ -38,7 +38,7 @@ template <int KB, class V, class Op_> struct PipeScanByKeyWork : PipeRunsWork<KB
     // The scans write no run count.
     static __device__ __forceinline__ void finish(const Params&, A) {}
 
-    template <bool FULL, bool FLOAT> struct WritePass {
+    template <bool FULL, KeyEq EQ> struct WritePass {
         static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, const uint4* tile,
                                                    uint64_t start, A carry) {
             const int lane = (int)lane_id();
@@ -72,9 +72,9 @@ template <int KB, class V, class Op_> struct PipeScanByKeyWork : PipeRunsWork<KB
                 K before = shfl_up(k[E - 1], 1);
                 if (lane == 0) before = prev;
                 prev = shfl_from(k[E - 1], 31);
-                uint32_t heads = Base::template differ<FLOAT>(before, k[0], p) || start + (uint64_t)mine == 0;
+                uint32_t heads = keys_differ<EQ>(before, k[0]) || start + (uint64_t)mine == 0;
 #pragma unroll
-                for (int e = 1; e < E; ++e) heads |= (uint32_t)Base::template differ<FLOAT>(k[e - 1], k[e], p) << e;
+                for (int e = 1; e < E; ++e) heads |= (uint32_t)keys_differ<EQ>(k[e - 1], k[e]) << e;
                 if constexpr (!FULL) heads &= (1u << n) - 1;  // E <= 16: the shift is defined
                 AV x[E];
                 L own;

@@ -21,6 +21,7 @@
 #pragma once
 #include <type_traits>
 #include "block_scan.cuh"
+#include "key_equality.cuh"
 #include "lookback.cuh"
 #include "ops.cuh"
 #include "params.cuh"
@@ -77,7 +78,8 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
     static constexpr int VB = HAS_VALUES ? (int)sizeof(V) : 0;
     static constexpr int MAXB = KB > VB ? KB : VB;
-    using Shape = typename Tuning<Algo::runs, MAXB>::Shape;
+    // The encodings (no value column) have tuning rows of their own (tuning.cuh).
+    using Shape = typename Tuning<HAS_VALUES ? Algo::runs : Algo::encode, MAXB>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
     static constexpr int WARPS = BLOCK_THREADS / 32;
     static constexpr int IPT = 16;  // items per thread, whatever the sizes (tuning.cuh)
@@ -87,7 +89,7 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     static_assert(KeyIO::ITEMS_PER_THREAD == IPT && (!HAS_VALUES || ValIO::ITEMS_PER_THREAD == IPT),
                   "keys and values move in whole chunks of 16 items per thread");
     static_assert(TILE_ITEMS == BLOCK_THREADS * Shape::CHUNKS_PER_THREAD * 16 / MAXB,
-                  "the launcher sizes grids from the tuning row of max(key, value) bytes");
+                  "the launcher sizes grids from the tuning row (runs or encode) of max(key, value) bytes");
     static_assert(TILE_ITEMS < 65536, "tile-local positions are staged as 16 bits");
 
     using A = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
@@ -268,24 +270,13 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     }
 
     // Bit j: key j differs from key j-1 (key -1 being `prev`); `last` = key IPT-1 differs from `next`.
-    // Keys compare as bit patterns. Integer keys: bits. Float keys (FLOAT, chosen once per thread from the
-    // runtime mask, not per comparison) follow IEEE ==: -0 equals +0, and a NaN (magnitude bits above
-    // those of +inf) equals nothing, itself included. One kernel per key size then serves every key type.
-    template <bool FLOAT>
-    static __device__ __forceinline__ uint32_t differ_mask(const K (&k)[IPT], K prev, K next, const RunsParams& p,
-                                                           uint32_t& last) {
-        const K abs_mask = (K)p.key_abs_mask, inf_bits = (K)p.key_inf_bits;
-        auto differ = [&](K a, K b) -> bool {
-            if constexpr (FLOAT) {
-                return !((a == b && (K)(a & abs_mask) <= inf_bits) || ((a | b) & abs_mask) == 0);
-            } else {
-                return a != b;
-            }
-        };
-        uint32_t m = (uint32_t)differ(prev, k[0]);
+    // EQ: how keys compare (key_equality.cuh), chosen once per thread from the parameters.
+    template <KeyEq EQ>
+    static __device__ __forceinline__ uint32_t differ_mask(const K (&k)[IPT], K prev, K next, uint32_t& last) {
+        uint32_t m = (uint32_t)keys_differ<EQ>(prev, k[0]);
 #pragma unroll
-        for (int j = 1; j < IPT; ++j) m |= (uint32_t)differ(k[j - 1], k[j]) << j;
-        last = (uint32_t)differ(k[IPT - 1], next);
+        for (int j = 1; j < IPT; ++j) m |= (uint32_t)keys_differ<EQ>(k[j - 1], k[j]) << j;
+        last = (uint32_t)keys_differ<EQ>(k[IPT - 1], next);
         return m;
     }
 
@@ -397,9 +388,8 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
         // IPT + 1 comparisons give both masks. The first item of the input always starts a run and the
         // last always ends one; items past the end belong to no run.
         uint32_t last_differs;
-        const uint32_t differs = p.key_abs_mask == 0
-                                     ? differ_mask<false>(k, prev, next, p, last_differs)
-                                     : differ_mask<true>(k, prev, next, p, last_differs);
+        const uint32_t differs = with_key_eq<KB>(
+            p, [&](auto eq) { return differ_mask<decltype(eq)::value>(k, prev, next, last_differs); });
         const int mine = max(0, min(IPT, valid - first));
         const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: see agent_select.cuh
         uint32_t heads = differs, tails = (differs >> 1) | (last_differs << (IPT - 1));

@@ -76,7 +76,7 @@ struct RunsParams {
     uint64_t n;
     uint64_t seed;           // RUNS_SCAN_EXCLUSIVE: bits of the initial value (an element of the value type)
     uint64_t key_abs_mask;   // float keys: the bits below the sign (IEEE ==); 0 for integer keys
-    uint64_t key_inf_bits;   // float keys: +inf; a key whose magnitude bits exceed it is a NaN
+    uint64_t key_inf_bits;   // float keys: +inf's bits, which tell bf16 from f16 (key_equality.cuh)
     uint32_t mode;
     uint32_t length_bytes;   // 4 or 8: the width of lengths, ends and offsets
     LookbackParams lb;

@@ -12,7 +12,12 @@
 // always give a thread 16 items: the key and value tiles then both move in whole 16-byte chunks (1, 2, 4
 // or 8 per thread), and a tile of two 8-byte columns (128 threads) still fits 32 KB of shared memory.
 // Their delays measured best at 1000/500 too (i32 at 2^28: 300/100 and 1250/650 within 1 %, 2500/1000
-// and 4000/1500 6-8 % slower).
+// and 4000/1500 6-8 % slower). The encodings (run-length, run-end, non-trivial runs: keys only) have rows
+// of their own, `encode`: with no value column a tile of 8-byte keys fits 192 threads (3072 items, 37 KB
+// with the staged positions; 5 blocks per SM), which measured 3-4 % faster than 128 at 2^22-2^26 (f64
+// non-trivial runs and RLE, per-tile probe, benches/NOTES.md session 12); two 8-byte columns of 192
+// threads would pass the 48 KB of static shared memory. 384 threads for 2-byte keys and 512 for 1-byte
+// keys were 4-12 % faster at 2^22 but 2-18 % slower at 2^23: not taken.
 //
 // Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
@@ -34,7 +39,11 @@
     X(runs, 1, 256, 1, 1000, 500)     \
     X(runs, 2, 256, 2, 1000, 500)     \
     X(runs, 4, 256, 4, 1000, 500)     \
-    X(runs, 8, 128, 8, 1000, 500)
+    X(runs, 8, 128, 8, 1000, 500)     \
+    X(encode, 1, 256, 1, 1000, 500)   \
+    X(encode, 2, 256, 2, 1000, 500)   \
+    X(encode, 4, 256, 4, 1000, 500)   \
+    X(encode, 8, 192, 8, 1000, 500)
 
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles)`. A tile is
@@ -68,7 +77,7 @@
 
 namespace lookback {
 
-enum class Algo { scan, select, runs };
+enum class Algo { scan, select, runs, encode };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

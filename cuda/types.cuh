@@ -23,8 +23,8 @@
     X(bf16, __nv_bfloat16, float)
 
 // The key sizes of the run-based kernels (agent_runs.cuh): keys travel as bits of their size, and float
-// keys get IEEE equality from a runtime mask, so one kernel per size serves every key type. build.rs
-// parses this list; cuda/kernels/by_key_*.cu and runs.cu instantiate each size.
+// keys get IEEE equality from the parameters (key_equality.cuh), so one kernel per size serves every key
+// type. build.rs parses this list; cuda/kernels/by_key_*.cu and runs.cu instantiate each size.
 #define LOOKBACK_KEY_BYTES(X) \
     X(1)                      \
     X(2)                      \

@@ -18,7 +18,10 @@ pub(crate) struct Kernel {
 pub(crate) enum Algo {
     Scan,
     Select,
+    /// The run-based kernels with a value column (by key, unique_by_key).
     Runs,
+    /// The encodings: run-based kernels without a value column.
+    Encode,
 }
 
 /// One row of `cuda/tuning.cuh`.

@@ -143,9 +143,15 @@ pub mod __private {
     pub fn select_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Select, bytes).tile_items(bytes)
     }
-    /// Items per tile of the run-based kernels whose larger column (key or value) has `bytes` bytes.
+    /// Items per tile of the classic run-based kernels with a value column whose larger column (key or
+    /// value) has `bytes` bytes.
     pub fn runs_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Runs, bytes).tile_items(bytes)
+    }
+    /// Items per tile of the classic encodings (run-length, run-end, non-trivial runs) of keys of
+    /// `bytes` bytes.
+    pub fn encode_tile_items(bytes: usize) -> usize {
+        crate::kernels::tuning(crate::kernels::Algo::Encode, bytes).tile_items(bytes)
     }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {

@@ -236,6 +236,14 @@ pub(crate) struct RunsJob {
     pub length_bytes: u32,
 }
 
+impl RunsJob {
+    /// The tuning row of the classic tile: the encodings (no value column) have rows of their own, as
+    /// `RunsAgent::Shape` picks them (`cuda/agent_runs.cuh`, `cuda/tuning.cuh`).
+    fn classic_algo(&self) -> Algo {
+        if self.value_bytes == 0 { Algo::Encode } else { Algo::Runs }
+    }
+}
+
 /// `(abs_mask, inf_bits)` of a key type: IEEE equality for float keys on the device, bitwise (0, 0)
 /// for integers.
 pub(crate) fn key_equality(dtype: DType) -> (u64, u64) {
@@ -289,7 +297,7 @@ impl Workspace {
         let (kernel, shape, tiles) = match persistent {
             Some(plan) => plan,
             None => {
-                let tuning = kernels::tuning(Algo::Runs, job.tile_bytes);
+                let tuning = kernels::tuning(job.classic_algo(), job.tile_bytes);
                 let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
                 let kernel = match job.small_kernel {
                     Some(small) if tiles <= ENCODE_SMALL_GRID_TILES => small,

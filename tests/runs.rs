@@ -140,8 +140,21 @@ fn check_all<K: TestElement, V: TestElement>(
     ws.set_engine(engine);
     let tile = tile_of::<K, V>(engine);
     let keys: Vec<K> = keys(n, shape, tile, seed);
-    let values: Vec<V> = common::random_vec(n, seed ^ 0x5555, 0.01);
     let what = format!("{}/{} n={n} {shape:?} seed={seed} {engine:?}", K::DTYPE.name(), V::DTYPE.name());
+    check_keys::<K, V>(stream, ws, &keys, seed, &what);
+}
+
+/// Every run-based primitive on `keys` (random values of type `V`) on the workspace's engine.
+fn check_keys<K: TestElement, V: TestElement>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    keys: &[K],
+    seed: u64,
+    what: &str,
+) {
+    let n = keys.len();
+    let keys = keys.to_vec();
+    let values: Vec<V> = common::random_vec(n, seed ^ 0x5555, 0.01);
     let d_keys = stream.clone_htod(&keys).unwrap();
     let d_values = stream.clone_htod(&values).unwrap();
     let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
@@ -181,7 +194,7 @@ fn check_all<K: TestElement, V: TestElement>(
     same(&front(stream, &ko, k, n, &w), &want_k, &w);
     same(&front(stream, &vo, k, n, &w), &want_v, &w);
 
-    check_encodings::<K>(stream, ws, &keys, &d_keys, &what);
+    check_encodings::<K>(stream, ws, &keys, &d_keys, what);
 }
 
 /// Run-length (u32 and u64), run-end and non-trivial-run encodings of `keys`.
@@ -248,6 +261,21 @@ fn edge_sizes(tile: usize) -> Vec<usize> {
     vec![0, 1, 2, 17, tile - 1, tile, tile + 1, 2 * tile, 3 * tile - 1, 9 * tile + 5]
 }
 
+/// Items per tile of the classic encodings of keys `K` (8-byte keys have a larger tile there than the
+/// keyed kernels: `cuda/tuning.cuh`).
+fn encode_tile<K: TestElement>() -> usize {
+    lookback::__private::encode_tile_items(size_of::<K>())
+}
+
+/// Sizes for the classic engine: around the keyed kernels' tile and around the encodings' tile.
+fn classic_edge_sizes<K: TestElement, V: TestElement>() -> Vec<usize> {
+    let mut sizes = edge_sizes(tile_of::<K, V>(Engine::Classic));
+    sizes.extend(edge_sizes(encode_tile::<K>()));
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
 /// Sizes for the persistent engine: around its keyed tile and its key-only tile (the encodings'), ±1 item
 /// and ±16 bytes of the narrower column (the bulk copies move 16-byte multiples; the rest is read from
 /// global memory), and 20 tiles (more than three rings of 6 slots).
@@ -269,8 +297,7 @@ fn edge_cases<K: TestElement, V: TestElement>() {
     let Some(stream) = gpu() else { return };
     for engine in [Engine::Classic, Engine::Persistent] {
         let mut ws = Workspace::new(&stream);
-        let sizes =
-            if engine == Engine::Classic { edge_sizes(tile_of::<K, V>(engine)) } else { pipe_edge_sizes::<K, V>() };
+        let sizes = if engine == Engine::Classic { classic_edge_sizes::<K, V>() } else { pipe_edge_sizes::<K, V>() };
         for (i, n) in sizes.into_iter().enumerate() {
             for (s, shape) in SHAPES.into_iter().enumerate() {
                 check_all::<K, V>(&stream, &mut ws, n, shape, (i * 16 + s) as u64, engine);
@@ -352,13 +379,88 @@ fn every_key_type(stream: &Arc<CudaStream>, ws: &mut Workspace) {
     one::<bf16>(stream, ws);
 }
 
+/// Float keys of every width, bit patterns chosen to tell IEEE == from bit equality: +0 and -0 (equal),
+/// NaNs of both signs and several payloads (each equal to nothing, itself included), ±inf, denormals
+/// (distinct from zero and from each other), ±1, the largest finite value.
+trait FloatKey: TestElement {
+    const SPECIALS: [u64; 13];
+    fn from_key_bits(bits: u64) -> Self;
+    fn key_bits(self) -> u64;
+}
+macro_rules! float_key {
+    ($($t:ty, $bits:ty, [$($b:expr),*];)*) => {$(
+        impl FloatKey for $t {
+            const SPECIALS: [u64; 13] = [$($b),*];
+            fn from_key_bits(bits: u64) -> Self { <$t>::from_bits(bits as $bits) }
+            fn key_bits(self) -> u64 { <$t>::to_bits(self) as u64 }
+        }
+    )*};
+}
+float_key! {
+    f16, u16, [0x0000, 0x8000, 0x7e00, 0xfe00, 0x7c01, 0x7c00, 0xfc00, 0x0001, 0x0002, 0x8001, 0x3c00, 0xbc00, 0x7bff];
+    bf16, u16, [0x0000, 0x8000, 0x7fc0, 0xffc0, 0x7f81, 0x7f80, 0xff80, 0x0001, 0x0002, 0x8001, 0x3f80, 0xbf80, 0x7f7f];
+    f32, u32, [0, 0x8000_0000, 0x7fc0_0000, 0xffc0_0000, 0x7f80_0001, 0x7f80_0000, 0xff80_0000, 1, 2, 0x8000_0001,
+        0x3f80_0000, 0xbf80_0000, 0x7f7f_ffff];
+    f64, u64, [0, 0x8000_0000_0000_0000, 0x7ff8_0000_0000_0000, 0xfff8_0000_0000_0000, 0x7ff0_0000_0000_0001,
+        0x7ff0_0000_0000_0000, 0xfff0_0000_0000_0000, 1, 2, 0x8000_0000_0000_0001, 0x3ff0_0000_0000_0000,
+        0xbff0_0000_0000_0000, 0x7fef_ffff_ffff_ffff];
+}
+
+/// Runs (geometric, mean 3) of keys drawn from `K::SPECIALS`, so that neighbouring runs often hold keys
+/// that are equal under IEEE == but differ in bits (±0) or are bit-equal but not equal (a NaN).
+fn special_keys<K: FloatKey>(n: usize, seed: u64) -> Vec<K> {
+    let mut rng = Rng::new(seed);
+    let mut key = K::from_key_bits(K::SPECIALS[0]);
+    (0..n)
+        .map(|_| {
+            if rng.unit() < 1.0 / 3.0 {
+                key = K::from_key_bits(K::SPECIALS[(rng.next_u64() % 13) as usize]);
+            }
+            key
+        })
+        .collect()
+}
+
+/// Float keys delimit runs by IEEE ==, on both engines, for every float width (f16 and bf16 share the
+/// 2-byte kernels and are told apart by the parameters): every primitive against the host reference,
+/// and the encoded keys bit for bit (a run's key is its first item's, so -0 after +0 stays +0).
+#[test]
+fn float_keys_compare_as_ieee() {
+    let Some(stream) = gpu() else { return };
+    fn one<K: FloatKey>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
+        for (i, n) in [1, 2, 100, 3 * encode_tile::<K>() + 7, 100_003].into_iter().enumerate() {
+            let keys: Vec<K> = special_keys(n, 90 + i as u64);
+            let what = format!("{} special keys n={n}", K::DTYPE.name());
+            check_keys::<K, i32>(stream, ws, &keys, i as u64, &what);
+            let (want, _) = host::run_length_encode(&keys);
+            let d_keys = stream.clone_htod(&keys).unwrap();
+            let mut vals = upload_poisoned::<K>(stream, n);
+            let mut lens = stream.alloc_zeros::<u32>(n).unwrap();
+            let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+            ws.run_length_encode_into(&d_keys, &mut vals, &mut lens, &mut count).unwrap();
+            let runs = stream.clone_dtoh(&count).unwrap()[0] as usize;
+            let got = stream.clone_dtoh(&vals).unwrap();
+            let bits = |v: &[K]| v.iter().map(|k| k.key_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got[..runs.min(n)]), bits(&want), "{what}: run keys, bit for bit");
+        }
+    }
+    let mut ws = Workspace::new(&stream);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        one::<f16>(&stream, &mut ws);
+        one::<bf16>(&stream, &mut ws);
+        one::<f32>(&stream, &mut ws);
+        one::<f64>(&stream, &mut ws);
+    }
+}
+
 /// The classic encodings take a second kernel for grids of at most 1024 tiles (`ENCODE_SMALL_GRID_TILES`
 /// in src/runs.rs): both sides of that threshold, for a key size of each kernel shape.
 #[test]
 fn encodings_on_both_sides_of_the_small_grid_threshold() {
     let Some(stream) = gpu() else { return };
     fn one<K: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
-        let tile = tile_of::<K, K>(Engine::Classic);
+        let tile = encode_tile::<K>();
         for (i, (tiles, extra, shape)) in
             [(1024, 0, Shape::Geometric(4.0)), (1024, 1, Shape::StraddleRuns), (1100, 7, Shape::Pairs)]
                 .into_iter()

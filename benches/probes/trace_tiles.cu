@@ -3,8 +3,10 @@
 // the library from the same agent headers, with the LB_TRACE hook (cuda/common.cuh) recording
 // %globaltimer for thread 0 of each block; the library compiles the hook out.
 //
-// Kinds: rle (run_length_encode, i32 keys in runs of 4), nontrivial (non-trivial runs, the same keys),
-// unique (i32, runs of 4), flagged (i32, half the flags set). Launch parameters follow src/launch.rs: back-off from cuda/tuning.cuh (an eighth below
+// Kinds: rle (run_length_encode, keys in runs of 4), nontrivial (non-trivial runs, the same keys),
+// unique (i32, runs of 4), flagged (i32, half the flags set). The encodings' keys are i32 by default;
+// -DPROBE_KEY_BYTES=1, 2 or 8 builds them for u8, f16 or f64 keys (IEEE equality, as the library passes for
+// float keys), so one binary traces one key width. Launch parameters follow src/launch.rs: back-off from cuda/tuning.cuh (an eighth below
 // 1024 tiles), the L2 prefetch of the guessed tile for grids of at most 2 or more than 8 tiles per SM.
 // Inputs rotate over copies (≥ 256 MB in all, beyond L2) as in the benches; timing with CUDA events
 // around the kernel alone (the status words are cleared by a memset before each launch, outside them).
@@ -42,10 +44,19 @@ __device__ __forceinline__ void probe_trace(uint64_t tile, int point) {
 #include "agent_select.cuh"
 
 using namespace lookback;
-using Rle = RunsAgent<4, ValueBits<0>::type, OpMax, false>;
+#ifndef PROBE_KEY_BYTES
+#define PROBE_KEY_BYTES 4
+#endif
+constexpr int KB = PROBE_KEY_BYTES;
+using Key = Bits<KB>::type;
+using Rle = RunsAgent<KB, ValueBits<0>::type, OpMax, false>;
 using Sel = SelectAgent<int32_t>;
 
 extern "C" __global__ void __launch_bounds__(Rle::BLOCK_THREADS, Rle::MIN_BLOCKS) probe_rle(RunsParams p) { Rle::run(p); }
+// The library's encodings take this one for grids of at most 1024 tiles (src/runs.rs).
+extern "C" __global__ void __launch_bounds__(Rle::BLOCK_THREADS, Rle::SMALL_GRID_BLOCKS) probe_rle_small(RunsParams p) {
+    Rle::run(p);
+}
 // The library's select kernels are compiled for 8 resident blocks (cuda/kernels/select.cu); -D to try others.
 #ifndef PROBE_SELECT_MIN_BLOCKS
 #define PROBE_SELECT_MIN_BLOCKS 8
@@ -80,22 +91,34 @@ int main(int argc, char** argv) {
     const unsigned first_poll = small ? 1000 / 8 : 1000, poll = small ? 500 / 8 : 500;
     const bool prefetch = tiles <= 2ull * sms || tiles > 8ull * sms;
     const uint64_t bytes = n * 4;
-    const int copies = (int)std::max<uint64_t>(1, std::min<uint64_t>(64, (256ull << 20) / bytes));
+    const uint64_t key_bytes = rle ? n * KB : bytes;
+    const int copies = (int)std::max<uint64_t>(1, std::min<uint64_t>(64, (256ull << 20) / key_bytes));
 
     std::vector<int32_t> h(n);
     for (uint64_t i = 0; i < n; ++i) h[i] = (int32_t)(mix(i / 4) | 1u) * (int32_t)((i / 4) % 2 ? 1 : -1);
     std::vector<uint8_t> hf(n);
     for (uint64_t i = 0; i < n; ++i) hf[i] = mix(i ^ 0x5555) & 1;
-    std::vector<int32_t*> in(copies);
+    // Keys of the other widths: the same runs, as f16 or f64 values (finite, adjacent runs of opposite
+    // signs, never zero, so every run head differs from its predecessor under IEEE ==).
+    std::vector<Key> hk(n);
+    for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t m = mix(i / 4), sign = (i / 4) % 2 ? 0 : 1;
+        if constexpr (KB == 1) hk[i] = (Key)((m & 0x7fu) | 1u | (sign << 7));
+        else if constexpr (KB == 2) hk[i] = (Key)((m & 0x3bffu) | 1u | (sign << 15));
+        else if constexpr (KB == 8) hk[i] = (Key)((((m << 20) | 1u) & 0x3fffffffffffffffull) | (sign << 63));
+        else hk[i] = (Key)h[i];
+    }
+    std::vector<void*> in(copies);
     for (auto& p : in) {
-        CHECK(cudaMalloc(&p, bytes));
-        CHECK(cudaMemcpy(p, h.data(), bytes, cudaMemcpyHostToDevice));
+        CHECK(cudaMalloc(&p, std::max(bytes, key_bytes)));
+        if (rle) CHECK(cudaMemcpy(p, hk.data(), key_bytes, cudaMemcpyHostToDevice));
+        else CHECK(cudaMemcpy(p, h.data(), bytes, cudaMemcpyHostToDevice));
     }
     uint8_t* flags;
     CHECK(cudaMalloc(&flags, n));
     CHECK(cudaMemcpy(flags, hf.data(), n, cudaMemcpyHostToDevice));
     void *out_a, *out_b;
-    CHECK(cudaMalloc(&out_a, bytes));
+    CHECK(cudaMalloc(&out_a, std::max(bytes, key_bytes)));
     CHECK(cudaMalloc(&out_b, bytes));
     uint64_t* ws;  // counter, num_selected, then 2 status words per tile
     const size_t ws_bytes = (2 + 2 * tiles) * 8;
@@ -129,8 +152,11 @@ int main(int argc, char** argv) {
             p.n = n;
             p.mode = non_trivial ? RUNS_NON_TRIVIAL : RUNS_ENCODE;
             p.length_bytes = 4;
+            p.key_abs_mask = KB == 2 ? 0x7fffull : KB == 8 ? 0x7fffffffffffffffull : 0;
+            p.key_inf_bits = KB == 2 ? 0x7c00ull : KB == 8 ? 0x7ff0000000000000ull : 0;
             p.lb = lb;
-            probe_rle<<<(unsigned)tiles, threads>>>(p);
+            if (tiles <= 1024) probe_rle_small<<<(unsigned)tiles, threads>>>(p);
+            else probe_rle<<<(unsigned)tiles, threads>>>(p);
         } else {
             SelectParams p{};
             p.in = in[copy];
@@ -190,9 +216,9 @@ int main(int argc, char** argv) {
         t0 = std::min(t0, tr[t * 8]);
         tend = std::max(tend, tr[t * 8 + 5]);
     }
-    std::printf("%s n=2^%s tiles=%llu (%.2f per SM) threads=%d backoff=%u/%u prefetch=%d: median %.2f us, traced %.2f us, "
+    std::printf("%s%s n=2^%s tiles=%llu (%.2f per SM) threads=%d backoff=%u/%u prefetch=%d: median %.2f us, traced %.2f us, "
                 "count %llu (expected %llu)%s, span %.2f us (median %.2f)\n",
-                kind, argv[2], (unsigned long long)tiles, (double)tiles / sms, threads, first_poll, poll, prefetch,
+                kind, !rle || KB == 4 ? "" : KB == 1 ? "[u8]" : KB == 2 ? "[f16]" : "[f64]", argv[2], (unsigned long long)tiles, (double)tiles / sms, threads, first_poll, poll, prefetch,
                 plain, traced, (unsigned long long)count, (unsigned long long)expect,
                 count == expect ? "" : " MISMATCH", (tend - t0) / 1000.0, median_span);
     // Buckets of tile ids: mean offsets (µs) of each point from the launch's first tile start.

@@ -1,7 +1,7 @@
 // Entry points of the encodings (run-length, run-end, non-trivial runs) and unique_by_key:
 // lookback_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value column, and the encodings'
 // small-grid kernels lookback_runs_small_k<key bytes>. The mode parameter picks the primitive; float
-// keys get IEEE equality from the parameters (agent_runs.cuh).
+// keys get IEEE equality from the parameters (key_equality.cuh).
 #include "../agent_runs.cuh"
 
 using namespace lookback;

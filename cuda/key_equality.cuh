@@ -1,0 +1,63 @@
+// When two adjacent keys belong to different runs (agent_runs.cuh, agent_pipe_runs.cuh,
+// agent_pipe_scan_by_key.cuh). Keys travel as bits of their size, so one kernel per key size serves every
+// key type; how they compare is chosen once per thread (or pass) from RunsParams, which src/runs.rs fills
+// from the key type (`key_equality`):
+// * bits: integer keys, equal when their bits are.
+// * ieee, bf16: float keys with IEEE ==: -0 equals +0, and a NaN equals nothing, itself included. The
+//   keys are compared in the floating-point unit — f16 and bf16 widened exactly to f32 first — one
+//   FSETP or DSETP per pair. The bit formulation before it (a magnitude mask, a NaN test and a zero
+//   test per pair: 6-7 integer instructions, twice that for 8-byte keys) left the f16 and f64 encodings
+//   slower than the integer ones (benches/NOTES.md, session 12). The kernels are built without -ftz
+//   (build.rs), so denormal keys stay distinct from zero and from each other.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+#include <cuda_fp16.h>
+#include "params.cuh"
+
+namespace lookback {
+
+enum class KeyEq { bits, ieee, bf16 };
+
+// The comparison RunsParams asks for, for keys of KB bytes (1-byte keys are never floats).
+template <int KB> __device__ __forceinline__ KeyEq key_eq(const RunsParams& p) {
+    if (KB == 1 || p.key_abs_mask == 0) return KeyEq::bits;
+    // bf16 and f16 share the magnitude mask; +inf tells them apart (src/runs.rs key_equality).
+    return KB == 2 && p.key_inf_bits == 0x7f80u ? KeyEq::bf16 : KeyEq::ieee;
+}
+
+// A float key's value, exactly, in a type the floating-point unit compares.
+template <KeyEq EQ> __device__ __forceinline__ float key_value(uint16_t k) {
+    if constexpr (EQ == KeyEq::bf16) return __uint_as_float((uint32_t)k << 16);
+    else return __half2float(__ushort_as_half(k));
+}
+template <KeyEq EQ> __device__ __forceinline__ float key_value(uint32_t k) { return __uint_as_float(k); }
+template <KeyEq EQ> __device__ __forceinline__ double key_value(uint64_t k) {
+    return __longlong_as_double((long long)k);
+}
+
+template <KeyEq EQ, class K> __device__ __forceinline__ bool keys_differ(K a, K b) {
+    if constexpr (EQ == KeyEq::bits) return a != b;
+    else return !(key_value<EQ>(a) == key_value<EQ>(b));  // unordered: a NaN differs
+}
+
+// A comparison kind as a type, for generic lambdas: `[&](auto eq) { ... decltype(eq)::value ... }`.
+template <KeyEq EQ> using KeyEqTag = std::integral_constant<KeyEq, EQ>;
+
+// Calls f(KeyEqTag<EQ>{}) with the comparison p asks for: one instantiation of f per kind that keys of
+// KB bytes can have.
+template <int KB, class F> __device__ __forceinline__ auto with_key_eq(const RunsParams& p, F&& f) {
+    const KeyEq eq = key_eq<KB>(p);
+    if constexpr (KB == 1) {
+        return f(KeyEqTag<KeyEq::bits>{});
+    } else if constexpr (KB == 2) {
+        if (eq == KeyEq::bf16) return f(KeyEqTag<KeyEq::bf16>{});
+        if (eq == KeyEq::ieee) return f(KeyEqTag<KeyEq::ieee>{});
+        return f(KeyEqTag<KeyEq::bits>{});
+    } else {
+        if (eq == KeyEq::ieee) return f(KeyEqTag<KeyEq::ieee>{});
+        return f(KeyEqTag<KeyEq::bits>{});
+    }
+}
+
+}  // namespace lookback
