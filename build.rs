@@ -393,7 +393,7 @@ fn runs_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], pre
 /// `runs_small_kernel(key_bytes) -> Option<Kernel>`: the encodings' small-grid kernels
 /// `lookback_runs_small_k<key bytes>` (`cuda/kernels/runs.cu`) in fatbin `image`.
 fn runs_small_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], image: usize) {
-    *g += "/// The encodings' kernel for small grids (`RunsAgent::SMALL_GRID_BLOCKS`) of a key size, if one is compiled.\n";
+    *g += "/// The encodings' kernel for small grids (`RunsAgent`'s `SMALL_GRID`) of a key size, if one is compiled.\n";
     *g += "pub(crate) const fn runs_small_kernel(key_bytes: usize) -> Option<Kernel> {\n    match key_bytes {\n";
     for kb in key_bytes {
         let name = format!("lookback_runs_small_k{kb}");
@@ -403,9 +403,14 @@ fn runs_small_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String
     *g += "        _ => None,\n    }\n}\n\n";
 }
 
+/// `encode_small` → `EncodeSmall`: a table's algorithm name as a Rust enum variant.
 fn camel(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+    s.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
 }
 
 fn generate(

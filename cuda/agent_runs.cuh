@@ -68,18 +68,22 @@ template <int BYTES> struct ValueBits { using type = typename Bits<BYTES>::type;
 template <> struct ValueBits<0> { using type = NoValues; };
 
 // KB: key bytes. V: the value type. VALUED: values are reduced with Op (keyed reductions and scans);
-// otherwise they are only carried (unique_by_key) or absent (V = NoValues: the encodings).
+// otherwise they are only carried (unique_by_key) or absent (V = NoValues: the encodings). SMALL_GRID:
+// the encodings' kernel for small grids (its own tile shape and occupancy; src/runs.rs picks it by size).
 //
 // Per thread, heads and tails are bit masks, so counts are popcounts; the tile is scanned with 32-bit
 // tile-local pairs (encodings: the tile-local index + 1 of the latest head, 0 for none), and only the
 // tile's aggregate and the look-back use 64-bit pairs.
-template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
+template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struct RunsAgent {
     using K = typename Bits<KB>::type;
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
+    static_assert(!SMALL_GRID || !HAS_VALUES, "only the encodings have a small-grid kernel");
     static constexpr int VB = HAS_VALUES ? (int)sizeof(V) : 0;
     static constexpr int MAXB = KB > VB ? KB : VB;
-    // The encodings (no value column) have tuning rows of their own (tuning.cuh).
-    using Shape = typename Tuning<HAS_VALUES ? Algo::runs : Algo::encode, MAXB>::Shape;
+    // The encodings (no value column) have tuning rows of their own, two: the small-grid kernel's and the
+    // other's (tuning.cuh).
+    static constexpr Algo ALGO = HAS_VALUES ? Algo::runs : SMALL_GRID ? Algo::encode_small : Algo::encode;
+    using Shape = typename Tuning<ALGO, MAXB>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
     static constexpr int WARPS = BLOCK_THREADS / 32;
     static constexpr int IPT = 16;  // items per thread, whatever the sizes (tuning.cuh)
@@ -125,24 +129,24 @@ template <int KB, class V, class Op, bool VALUED> struct RunsAgent {
     // (reduce_by_key 1329 us against 1775 at 1536 and 2244 at 2048: spills); the encodings, which have no
     // value column, are faster at 1536 (RLE 1197 -> 1007 us; 2048: 1133), except with 8-byte keys, whose
     // sixteen keys per thread alone spill at 42 registers. Uncapped, ptxas took 70-106
-    // registers and only two or three blocks fit. -DLOOKBACK_RUNS_MIN_THREADS=N overrides both.
+    // registers and only two or three blocks fit. -DLOOKBACK_RUNS_MIN_THREADS=N overrides all of these.
+    //
+    // The encodings' small-grid kernel (SMALL_GRID), for inputs of at most ENCODE_SMALL_GRID_TILES tiles
+    // of the other (src/runs.rs), is compiled for 1024 threads like the valued kernels. A per-tile trace
+    // (benches/probes/trace_tiles.cu) of RLE at 2^22 showed the 1536-thread kernel's first wave of 792
+    // tiles waiting up to 5 us on the look-back walk and a 232-tile tail walking again; at 1024 (4 blocks
+    // of 256, 53 registers, no spills; 40 registers spilled 8 bytes) blocks are faster and the second wave
+    // starts staggered: RLE and non-trivial runs i32 2^20-2^22 4-11 % faster, but 2^23-2^28 5-12 % slower,
+    // where the wider occupancy keeps more loads in flight (benches/NOTES.md, session 11).
 #ifdef LOOKBACK_RUNS_MIN_THREADS
     static constexpr int MIN_THREADS = LOOKBACK_RUNS_MIN_THREADS;
 #else
-    static constexpr int MIN_THREADS = (HAS_VALUES || KB == 8) ? 1024 : 1536;
+    static constexpr int MIN_THREADS = (SMALL_GRID || HAS_VALUES || KB == 8) ? 1024 : 1536;
 #endif
     // Never more blocks than shared memory lets an SM hold: two 8-byte columns (32 KB tiles of 128
     // threads) fit 6 on the H200, and capping registers for 8 blocks (64) only made ptxas spill 216 bytes
     // in the f64 keyed kernel, where 6 blocks leave it 80 registers (benches/NOTES.md, session 10).
     static constexpr int MIN_BLOCKS = resident_blocks<Storage>(MIN_THREADS, BLOCK_THREADS);
-    // The encodings' second kernel, for grids of at most ENCODE_SMALL_GRID_TILES tiles (src/runs.rs),
-    // compiled for 1024 threads like the valued kernels. A per-tile trace (benches/probes/trace_tiles.cu)
-    // of RLE at 2^22 showed the 1536-thread kernel's first wave of 792 tiles waiting up to 5 us on the
-    // look-back walk and a 232-tile tail walking again; at 1024 (4 blocks of 256, 53 registers, no
-    // spills; 40 registers spilled 8 bytes) blocks are faster and the second wave starts staggered: RLE
-    // and non-trivial runs i32 2^20-2^22 4-11 % faster, but 2^23-2^28 5-12 % slower, where the wider
-    // occupancy keeps more loads in flight (benches/NOTES.md, session 11).
-    static constexpr int SMALL_GRID_BLOCKS = resident_blocks<Storage>(1024, BLOCK_THREADS);
 
     // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
     // (tile_state.cuh).

@@ -16,8 +16,12 @@
 // of their own, `encode`: with no value column a tile of 8-byte keys fits 192 threads (3072 items, 37 KB
 // with the staged positions; 5 blocks per SM), which measured 3-4 % faster than 128 at 2^22-2^26 (f64
 // non-trivial runs and RLE, per-tile probe, benches/NOTES.md session 12); two 8-byte columns of 192
-// threads would pass the 48 KB of static shared memory. 384 threads for 2-byte keys and 512 for 1-byte
-// keys were 4-12 % faster at 2^22 but 2-18 % slower at 2^23: not taken.
+// threads would pass the 48 KB of static shared memory. `encode_small` is the shape of the encodings'
+// small-grid kernel (src/runs.rs takes it for inputs of at most 1024 `encode` tiles; 1024 resident threads
+// per SM): larger tiles for 1- and 2-byte keys, whose grids there are latency-bound walks — u8 512 threads
+// (8192 items) 7-11 % faster at 2^20-2^22, f16 384 threads 3-4.5 % faster at 2^22 (6 % slower at
+// 2^18-2^20, where it leads CUB by 12-19 %); 320 threads for i32 was 5-25 % slower (probe, session 12).
+// The same larger tiles in the many-wave kernel were 2-18 % slower at 2^23.
 //
 // Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
@@ -43,7 +47,11 @@
     X(encode, 1, 256, 1, 1000, 500)   \
     X(encode, 2, 256, 2, 1000, 500)   \
     X(encode, 4, 256, 4, 1000, 500)   \
-    X(encode, 8, 192, 8, 1000, 500)
+    X(encode, 8, 192, 8, 1000, 500)   \
+    X(encode_small, 1, 512, 1, 1000, 500) \
+    X(encode_small, 2, 384, 2, 1000, 500) \
+    X(encode_small, 4, 256, 4, 1000, 500) \
+    X(encode_small, 8, 192, 8, 1000, 500)
 
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles)`. A tile is
@@ -77,7 +85,7 @@
 
 namespace lookback {
 
-enum class Algo { scan, select, runs, encode };
+enum class Algo { scan, select, runs, encode, encode_small };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

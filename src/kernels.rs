@@ -22,6 +22,8 @@ pub(crate) enum Algo {
     Runs,
     /// The encodings: run-based kernels without a value column.
     Encode,
+    /// The encodings' small-grid kernel (`runs_small_kernel`).
+    EncodeSmall,
 }
 
 /// One row of `cuda/tuning.cuh`.

@@ -153,6 +153,11 @@ pub mod __private {
     pub fn encode_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Encode, bytes).tile_items(bytes)
     }
+    /// Items per tile of the classic encodings' small-grid kernel, which takes inputs of at most 1024
+    /// [`encode_tile_items`](Self::encode_tile_items) tiles.
+    pub fn encode_small_tile_items(bytes: usize) -> usize {
+        crate::kernels::tuning(crate::kernels::Algo::EncodeSmall, bytes).tile_items(bytes)
+    }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Scan, bytes).tile_items(bytes)

@@ -15,9 +15,10 @@
 //! and values (and a scan's output) are 16-byte aligned. [`Engine::Auto`](crate::Engine) takes it only for
 //! the scans by key of 1-byte keys and values, from the runs row's `min_tiles` of `cuda/tuning.cuh` up,
 //! counted on the keys alone (1024 tiles of keys: 2^23 i32 keys); everything else runs on the classic
-//! agent, measured faster at every size (`auto_persistent`). On the classic agent the encodings have two
-//! kernels, one for grids of at most [`ENCODE_SMALL_GRID_TILES`] tiles (fewer, larger blocks per SM) and
-//! one for larger grids; the launcher picks by the tile count.
+//! agent, measured faster at every size (`auto_persistent`). On the classic agent the encodings have tile
+//! shapes of their own (no value column) and two kernels: one for inputs of at most
+//! [`ENCODE_SMALL_GRID_TILES`] tiles (fewer resident threads per SM; larger tiles for 1- and 2-byte keys)
+//! and one for larger inputs; the launcher picks by the tile count.
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
@@ -215,8 +216,9 @@ impl RunsMode {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunsJob {
     pub kernel: Kernel,
-    /// The classic kernel for grids of at most [`ENCODE_SMALL_GRID_TILES`] tiles, if the primitive has
-    /// one (the encodings: `runs_small_kernel`); `None`: `kernel` at every size.
+    /// The classic kernel for inputs of at most [`ENCODE_SMALL_GRID_TILES`] tiles of `kernel`, if the
+    /// primitive has one (the encodings: `runs_small_kernel`, with a tile of its own); `None`: `kernel`
+    /// at every size.
     pub small_kernel: Option<Kernel>,
     /// The persistent kernel of the same launch, if the mode has one (`None`: always classic).
     pub pipe_kernel: Option<Kernel>,
@@ -299,11 +301,13 @@ impl Workspace {
             None => {
                 let tuning = kernels::tuning(job.classic_algo(), job.tile_bytes);
                 let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
-                let kernel = match job.small_kernel {
-                    Some(small) if tiles <= ENCODE_SMALL_GRID_TILES => small,
-                    _ => job.kernel,
-                };
-                (kernel, Shape::Classic(tuning), tiles)
+                match job.small_kernel {
+                    Some(small) if tiles <= ENCODE_SMALL_GRID_TILES => {
+                        let small_tuning = kernels::tuning(Algo::EncodeSmall, job.tile_bytes);
+                        (small, Shape::Classic(small_tuning), job.n.div_ceil(small_tuning.tile_items(job.tile_bytes)))
+                    }
+                    _ => (job.kernel, Shape::Classic(tuning), tiles),
+                }
             }
         };
         let (key_abs_mask, key_inf_bits) = key_equality(K::DTYPE);
@@ -324,11 +328,12 @@ impl Workspace {
     }
 }
 
-/// The most tiles a classic encoding grid may have to take the small-grid kernel (`RunsJob::small_kernel`:
-/// fewer, larger blocks per SM; `RunsAgent::SMALL_GRID_BLOCKS` in `cuda/agent_runs.cuh`). H200, i32 runs
-/// of 4, A/B in one process (benches/NOTES.md, session 11): run_length_encode and non-trivial runs at
-/// 2^20 / 2^21 / 2^22 (256 / 512 / 1024 tiles) 4 / 6 / 11 % faster on it, at 2^23 (2048 tiles) 4.5 %
-/// and at 2^24 8.5 % slower.
+/// The most tiles (of the `encode` row) an input of a classic encoding may span to take the small-grid
+/// kernel (`RunsJob::small_kernel`: 1024 resident threads per SM instead of 1536, and its own tile, the
+/// `encode_small` row of `cuda/tuning.cuh`). H200, i32 runs of 4, A/B in one process (benches/NOTES.md,
+/// session 11): run_length_encode and non-trivial runs at 2^20 / 2^21 / 2^22 (256 / 512 / 1024 tiles) 4 /
+/// 6 / 11 % faster on it, at 2^23 (2048 tiles) 4.5 % and at 2^24 8.5 % slower. Its larger tiles for 1-
+/// and 2-byte keys: session 12.
 const ENCODE_SMALL_GRID_TILES: usize = 1024;
 
 /// Whether [`Engine::Auto`](crate::Engine) may take the persistent kernel of a run-based launch (from the

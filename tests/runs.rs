@@ -267,10 +267,16 @@ fn encode_tile<K: TestElement>() -> usize {
     lookback::__private::encode_tile_items(size_of::<K>())
 }
 
-/// Sizes for the classic engine: around the keyed kernels' tile and around the encodings' tile.
+/// Items per tile of the classic encodings' small-grid kernel for keys `K`.
+fn encode_small_tile<K: TestElement>() -> usize {
+    lookback::__private::encode_small_tile_items(size_of::<K>())
+}
+
+/// Sizes for the classic engine: around the keyed kernels' tile and around both tiles of the encodings.
 fn classic_edge_sizes<K: TestElement, V: TestElement>() -> Vec<usize> {
     let mut sizes = edge_sizes(tile_of::<K, V>(Engine::Classic));
     sizes.extend(edge_sizes(encode_tile::<K>()));
+    sizes.extend(edge_sizes(encode_small_tile::<K>()));
     sizes.sort_unstable();
     sizes.dedup();
     sizes
@@ -454,8 +460,9 @@ fn float_keys_compare_as_ieee() {
     }
 }
 
-/// The classic encodings take a second kernel for grids of at most 1024 tiles (`ENCODE_SMALL_GRID_TILES`
-/// in src/runs.rs): both sides of that threshold, for a key size of each kernel shape.
+/// The classic encodings take a second kernel, with a tile of its own, for inputs of at most 1024 tiles
+/// of the other (`ENCODE_SMALL_GRID_TILES` in src/runs.rs): both sides of that threshold, and the small
+/// kernel's own tile edges, for a key size of each kernel shape.
 #[test]
 fn encodings_on_both_sides_of_the_small_grid_threshold() {
     let Some(stream) = gpu() else { return };
@@ -470,6 +477,15 @@ fn encodings_on_both_sides_of_the_small_grid_threshold() {
             let keys: Vec<K> = keys(n, shape, tile, 70 + i as u64);
             let d = stream.clone_htod(&keys).unwrap();
             check_encodings::<K>(stream, ws, &keys, &d, &format!("{} {n} items {shape:?}", K::DTYPE.name()));
+        }
+        let small = encode_small_tile::<K>();
+        for (i, n) in edge_sizes(small).into_iter().enumerate() {
+            for shape in [Shape::TileRuns, Shape::StraddleRuns, Shape::Geometric(4.0)] {
+                let keys: Vec<K> = keys(n, shape, small, 80 + i as u64);
+                let d = stream.clone_htod(&keys).unwrap();
+                let what = format!("{} {n} items {shape:?} (small-grid tile {small})", K::DTYPE.name());
+                check_encodings::<K>(stream, ws, &keys, &d, &what);
+            }
         }
     }
     let mut ws = Workspace::new(&stream);

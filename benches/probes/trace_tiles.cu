@@ -53,9 +53,10 @@ using Rle = RunsAgent<KB, ValueBits<0>::type, OpMax, false>;
 using Sel = SelectAgent<int32_t>;
 
 extern "C" __global__ void __launch_bounds__(Rle::BLOCK_THREADS, Rle::MIN_BLOCKS) probe_rle(RunsParams p) { Rle::run(p); }
-// The library's encodings take this one for grids of at most 1024 tiles (src/runs.rs).
-extern "C" __global__ void __launch_bounds__(Rle::BLOCK_THREADS, Rle::SMALL_GRID_BLOCKS) probe_rle_small(RunsParams p) {
-    Rle::run(p);
+// The library's encodings take this one for inputs of at most 1024 tiles of the other (src/runs.rs).
+using RleSmall = RunsAgent<KB, ValueBits<0>::type, OpMax, false, true>;
+extern "C" __global__ void __launch_bounds__(RleSmall::BLOCK_THREADS, RleSmall::MIN_BLOCKS) probe_rle_small(RunsParams p) {
+    RleSmall::run(p);
 }
 // The library's select kernels are compiled for 8 resident blocks (cuda/kernels/select.cu); -D to try others.
 #ifndef PROBE_SELECT_MIN_BLOCKS
@@ -84,8 +85,10 @@ int main(int argc, char** argv) {
     int sms = 0;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
 
-    const int tile_items = rle ? Rle::TILE_ITEMS : Sel::IO::TILE_ITEMS;
-    const int threads = rle ? Rle::BLOCK_THREADS : Sel::BLOCK_THREADS;
+    // The encodings' small-grid kernel, with its own tile, for inputs of at most 1024 tiles of the other.
+    const bool rle_small = rle && n <= 1024ull * Rle::TILE_ITEMS;
+    const int tile_items = rle ? (rle_small ? RleSmall::TILE_ITEMS : Rle::TILE_ITEMS) : Sel::IO::TILE_ITEMS;
+    const int threads = rle ? (rle_small ? RleSmall::BLOCK_THREADS : Rle::BLOCK_THREADS) : Sel::BLOCK_THREADS;
     const uint64_t tiles = (n + tile_items - 1) / tile_items;
     const bool small = tiles < 1024;
     const unsigned first_poll = small ? 1000 / 8 : 1000, poll = small ? 500 / 8 : 500;
@@ -155,7 +158,7 @@ int main(int argc, char** argv) {
             p.key_abs_mask = KB == 2 ? 0x7fffull : KB == 8 ? 0x7fffffffffffffffull : 0;
             p.key_inf_bits = KB == 2 ? 0x7c00ull : KB == 8 ? 0x7ff0000000000000ull : 0;
             p.lb = lb;
-            if (tiles <= 1024) probe_rle_small<<<(unsigned)tiles, threads>>>(p);
+            if (rle_small) probe_rle_small<<<(unsigned)tiles, threads>>>(p);
             else probe_rle<<<(unsigned)tiles, threads>>>(p);
         } else {
             SelectParams p{};

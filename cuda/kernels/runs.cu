@@ -21,13 +21,13 @@ using namespace lookback;
 
 LOOKBACK_KEY_BYTES(LOOKBACK_RUNS_FOR_KEY)
 
-// The encodings for small grids, lookback_runs_small_k<key bytes>: the same agent compiled for fewer,
-// larger blocks per SM (RunsAgent::SMALL_GRID_BLOCKS; src/runs.rs picks it by the grid's tile count).
+// The encodings for small grids, lookback_runs_small_k<key bytes>: the same agent with its small-grid
+// tile shape and fewer resident threads (RunsAgent's SMALL_GRID; src/runs.rs picks it by the input size).
 #define LOOKBACK_RUNS_SMALL_KERNEL(KB)                                                                     \
-    extern "C" __global__ void __launch_bounds__(RunsAgent<KB, NoValues, OpMax, false>::BLOCK_THREADS,  \
-                                                 RunsAgent<KB, NoValues, OpMax, false>::SMALL_GRID_BLOCKS) \
+    extern "C" __global__ void __launch_bounds__(RunsAgent<KB, NoValues, OpMax, false, true>::BLOCK_THREADS, \
+                                                 RunsAgent<KB, NoValues, OpMax, false, true>::MIN_BLOCKS) \
         lookback_runs_small_k##KB(RunsParams p) {                                                          \
-        RunsAgent<KB, NoValues, OpMax, false>::run(p);                                                     \
+        RunsAgent<KB, NoValues, OpMax, false, true>::run(p);                                               \
     }
 
 LOOKBACK_KEY_BYTES(LOOKBACK_RUNS_SMALL_KERNEL)
