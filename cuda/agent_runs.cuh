@@ -213,24 +213,43 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
                 run_value = (heads >> j) & 1u ? x : Op::apply(run_value, x);
             }
             const bool opens = (opens_mask >> j) & 1u, closes = (closes_mask >> j) & 1u;
-            if (opens) {
+            if (opens) {  // slot >= 1: the item counts itself
                 if (!non_trivial) keys[slot - 1] = k[j];
                 if constexpr (POSITIONS) s.starts[slot - 1] = (uint16_t)(first + j);
                 if constexpr (!VALUED && HAS_VALUES) {
                     if (unique) vals[slot - 1] = v[j];
                 }
             }
-            if (closes) {
-                if (slot == 0) {
-                    s.first_written = 1;
-                    if constexpr (VALUED) s.slot0_value = run_value;
-                    else if constexpr (POSITIONS) s.slot0_end = (uint32_t)(first + j + 1);
-                } else {
-                    if constexpr (VALUED) vals[slot - 1] = Acc<V>::store(run_value);
-                    else if constexpr (POSITIONS) s.ends[slot - 1] = (uint16_t)(first + j + 1);
+            if constexpr (VALUED) {
+                if (closes) {
+                    if (slot == 0) {
+                        s.first_written = 1;
+                        s.slot0_value = run_value;
+                    } else {
+                        vals[slot - 1] = Acc<V>::store(run_value);
+                    }
+                    if (slot == tile_runs) s.last_written = 1;
                 }
-                if (slot == tile_runs) s.last_written = 1;
+            } else if constexpr (POSITIONS) {
+                if (closes && slot != 0) s.ends[slot - 1] = (uint16_t)(first + j + 1);
             }
+        }
+        // The encodings find the tile's two special closes from the masks once rather than testing every
+        // item above, where the tests and their shared-memory flag stores made a divergent branch per item
+        // (ncu, f64 non-trivial runs: a quarter of the kernel's warp instructions ran with ~6 of 32 lanes;
+        // 5-13 % faster; benches/NOTES.md, session 12). The run carried in (slot 0) closes at this thread's
+        // first closing item if no counted head precedes that item, here or in an earlier thread; the
+        // tile's last run (slot tile_runs) closes in this tile if this thread's last closing item is in it
+        // (slots only grow with the item). The keyed reductions keep the tests in the loop: moved out,
+        // reduce_by_key measured 2-5 % slower (their slot 0 also needs the run's value at that item).
+        if (!VALUED && closes_mask) {
+            const int j0 = __ffs((int)closes_mask) - 1;
+            if (prefix.count == 0 && (counted & ((2u << j0) - 1u)) == 0) {
+                s.first_written = 1;
+                if constexpr (POSITIONS) s.slot0_end = (uint32_t)(first + j0 + 1);
+            }
+            const int j1 = 31 - __clz((int)closes_mask);
+            if (prefix.count + __popc(counted & ((2u << j1) - 1u)) == tile_runs) s.last_written = 1;
         }
     }
 

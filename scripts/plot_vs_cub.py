@@ -7,7 +7,10 @@ faster), as an SVG with no dependencies.
 The directory holds the text output of benches built with `--features cub-baseline` (bench-scan.txt,
 bench-select.txt, bench-runs.txt from `scripts/h200-final.sh`, and optionally override-*.txt, rows
 re-measured later that replace the earlier ones), where every lookback row that CUB has is followed by
-its `cub:<row>` line, timed in the same process on the same buffers.
+its `cub:<row>` line, timed in the same process on the same buffers. Further bench outputs named after
+the SVG (e.g. a later session's override file) replace rows too, in the order given:
+    scripts/plot_vs_cub.py benches/data/h200-2026-12-01-s11 docs/vs-cub.svg \
+        benches/data/h200-2026-12-01-s12/override-call8-i32-encodings.txt
 """
 import re
 import sys
@@ -42,7 +45,7 @@ def main():
     # override-*.txt: rows re-measured after a change in a later device call; their rows replace the
     # earlier ones (same row, same size).
     files = [data / f for f in ("bench-scan.txt", "bench-select.txt", "bench-runs.txt")]
-    curves = ratios(files + sorted(data.glob("override-*.txt")))
+    curves = ratios(files + sorted(data.glob("override-*.txt")) + [Path(p) for p in sys.argv[3:]])
     named = [(name, s, COLORS[i % len(COLORS)]) for i, (name, s) in enumerate(sorted(curves.items()))]
     lowest = min(v for s in curves.values() for v in s.values())
     line_chart(named, out, "lookback against CUB 3.0, int32, NVIDIA H200 (same process, same buffers)",
