@@ -247,7 +247,8 @@ impl RunsJob {
 }
 
 /// `(abs_mask, inf_bits)` of a key type: IEEE equality for float keys on the device, bitwise (0, 0)
-/// for integers.
+/// for integers. The device compares float keys in its floating-point unit and tells bf16 from f16,
+/// which share the 2-byte kernels and the magnitude mask, by `inf_bits` (`cuda/key_equality.cuh`).
 pub(crate) fn key_equality(dtype: DType) -> (u64, u64) {
     match dtype {
         DType::F16 => (0x7fff, 0x7c00),
