@@ -41,10 +41,12 @@ template <class T> struct SelectAgent {
     static constexpr int WARPS = BLOCK_THREADS / 32;
     using IO = TileIO<T, BLOCK_THREADS, Shape::CHUNKS_PER_THREAD>;
     static constexpr int IPT = IO::ITEMS_PER_THREAD;
+    static constexpr int E = IO::ITEMS_PER_CHUNK;
     static_assert(IPT <= 32, "selection masks hold at most 32 items per thread");
 
     struct Storage {
-        uint4 tile[IO::TILE_CHUNKS];  // the loaded tile, later the staged output
+        // The loaded tile, later the staged output; one chunk more for compaction's alignment shift.
+        uint4 tile[IO::TILE_CHUNKS + 1];
         BlockScanStorage<uint32_t, WARPS> scan;
         uint64_t exclusive;
         uint64_t tile_id;
@@ -96,7 +98,7 @@ template <class T> struct SelectAgent {
 
         // 3. Count, publish, look back.
         uint32_t tile_count;
-        const uint32_t before_me = block_exclusive_scan<OpSum>((uint32_t)__popc(mask), tile_count, s.scan);
+        const uint32_t before_me = block_exclusive_count((uint32_t)__popc(mask), tile_count, s.scan);
         const CountState state{lb.status, lb.epoch, in_place};  // in place: the look-back reads with acquire
         const CountState publisher{lb.status, lb.epoch, false};  // relaxed: thread 0 fenced after the loads
         LB_TRACE(tile, 2);
@@ -116,35 +118,93 @@ template <class T> struct SelectAgent {
         if (threadIdx.x == 0 && start + valid == p.n) *p.num_selected = exclusive + tile_count;
         if (p.mode == MODE_COUNT) return;
 
-        // 4. Stage: selected items at [0, tile_count) in order, rejected after them in order. The items
-        //    are read again from the tile buffer rather than kept in registers across the look-back:
-        //    fewer registers, more resident blocks, more loads in flight.
-        // Staging overwrites the tile buffer: every thread first takes its own items into registers.
-        // (A separate staging buffer measured no faster and halves the resident blocks' smem budget.)
-        typename IO::Chunk mine_items[Shape::CHUNKS_PER_THREAD];
+        // 4-5. Stage the tile's output in shared memory and write it out coalesced. The items are read
+        //      again from the tile buffer rather than kept in registers across the look-back: fewer
+        //      registers, more resident blocks, more loads in flight. Compaction and the partitions are
+        //      separate paths (a uniform branch per tile) so compaction's per-item loop carries none of
+        //      the partitions' work.
+        if (p.mode == MODE_COMPACT) write_compacted(p, s, mask, before_me, tile_count, exclusive);
+        else write_partitioned(p, s, mask, before_me, tile_count, exclusive, start, first, valid);
+        LB_TRACE(tile, 5);
+    }
+
+    // Staging overwrites the tile buffer: every thread first takes its own items into registers. (A
+    // separate staging buffer measured no faster and halves the resident blocks' shared-memory budget.)
+    static __device__ __forceinline__ void take_own_items(Storage& s, typename IO::Chunk (&items)[Shape::CHUNKS_PER_THREAD]) {
 #pragma unroll
-        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) mine_items[c] = IO::own_chunk(s.tile, c);
+        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) items[c] = IO::own_chunk(s.tile, c);
         __syncthreads();
-        T* staged = reinterpret_cast<T*>(s.tile);
-        const bool partition = p.mode != MODE_COMPACT;
-        uint32_t selected_before = before_me;
+    }
+
+    // Compaction: the selected items, staged in order at `shift + rank`, where `shift` is the output's
+    // position within its 16-byte chunk (`out + exclusive` is only item-aligned). The staged buffer and
+    // the output then share their chunk boundaries, so every whole chunk moves as one 16-byte load and
+    // store; only the first and last chunks go item by item. Every store lands in
+    // [exclusive, exclusive + tile_count): the tile's own output, as in place requires.
+    static __device__ __forceinline__ void write_compacted(const SelectParams& p, Storage& s, uint32_t mask,
+                                                           uint32_t before_me, uint32_t tile_count,
+                                                           uint64_t exclusive) {
+        typename IO::Chunk items[Shape::CHUNKS_PER_THREAD];
+        take_own_items(s, items);
+        T* const base = static_cast<T*>(p.out) + exclusive;  // this tile's first output item
+        const int shift = (int)(((uintptr_t)base / sizeof(T)) % E);
+        T* staged = reinterpret_cast<T*>(s.tile) + shift;
+        // A branch on a thread's own bit would diverge on every item: the store and the step are
+        // predicated instead.
+        T* dst = staged + before_me;
 #pragma unroll
         for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
-            const typename IO::Chunk chunk = mine_items[c];
 #pragma unroll
-            for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) {
-                const int k = c * IO::ITEMS_PER_CHUNK + e;
-                if ((mask >> k) & 1u) staged[selected_before++] = chunk.items[e];
-                else if (partition && k < mine) staged[tile_count + (first + k - selected_before)] = chunk.items[e];
+            for (int e = 0; e < E; ++e) {
+                const bool keep = (mask >> (c * E + e)) & 1u;
+                if (keep) *dst = items[c].items[e];
+                dst += keep;
             }
         }
         __syncthreads();
+        const int end = shift + (int)tile_count;  // staged chunk positions [shift, end) hold the output
+        uint4* out_chunks = reinterpret_cast<uint4*>(reinterpret_cast<uintptr_t>(base) - shift * sizeof(T));
+#pragma unroll
+        for (int j = 0; j <= Shape::CHUNKS_PER_THREAD; ++j) {  // at most TILE_CHUNKS + 1 chunks
+            const int c = j * BLOCK_THREADS + (int)threadIdx.x;
+            const int lo = c * E;
+            if (lo >= end) break;
+            if (lo >= shift && lo + E <= end) {
+                out_chunks[c] = s.tile[c];
+            } else {
+#pragma unroll
+                for (int e = 0; e < E; ++e)
+                    if (lo + e >= shift && lo + e < end) base[lo + e - shift] = staged[lo + e - shift];
+            }
+        }
+    }
 
-        // 5. Write out, striped across the block (coalesced at item width).
+    // Partitions: selected items at [0, tile_count) in order, rejected ones after them in order (an
+    // item's place among the rejected is its index minus the selected items before it; items past the
+    // end of a partial tile land after every valid item and are not written out), then written item by
+    // item to the layout's destinations.
+    static __device__ __forceinline__ void write_partitioned(const SelectParams& p, Storage& s, uint32_t mask,
+                                                             uint32_t before_me, uint32_t tile_count,
+                                                             uint64_t exclusive, uint64_t start, int first,
+                                                             int valid) {
+        typename IO::Chunk items[Shape::CHUNKS_PER_THREAD];
+        take_own_items(s, items);
+        T* staged = reinterpret_cast<T*>(s.tile);
+        uint32_t selected_before = before_me;
+#pragma unroll
+        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const int k = c * E + e;
+                const bool keep = (mask >> k) & 1u;
+                staged[keep ? selected_before : tile_count + (first + k - selected_before)] = items[c].items[e];
+                selected_before += keep;
+            }
+        }
+        __syncthreads();
         T* out = static_cast<T*>(p.out);
-        const int limit = partition ? valid : (int)tile_count;
         const uint64_t rejected_before = start - exclusive;
-        for (int i = threadIdx.x; i < limit; i += BLOCK_THREADS) {
+        for (int i = threadIdx.x; i < valid; i += BLOCK_THREADS) {
             if (i < (int)tile_count) {
                 out[exclusive + i] = staged[i];
             } else {
@@ -154,7 +214,6 @@ template <class T> struct SelectAgent {
                 else out[*p.known_total + r] = staged[i];
             }
         }
-        LB_TRACE(tile, 5);
     }
 
     // The selection mask of this thread's items (before masking off items past the end).

@@ -4,7 +4,7 @@
 // %globaltimer for thread 0 of each block; the library compiles the hook out.
 //
 // Kinds: rle (run_length_encode, keys in runs of 4), nontrivial (non-trivial runs, the same keys),
-// unique (i32, runs of 4), flagged (i32, half the flags set). The encodings' keys are i32 by default;
+// unique (i32, runs of 4), flagged (i32, half the flags set), selectif (i32, x < 0: half the items). The encodings' keys are i32 by default;
 // -DPROBE_KEY_BYTES=1, 2 or 8 builds them for u8, f16 or f64 keys (IEEE equality, as the library passes for
 // float keys), so one binary traces one key width. Launch parameters follow src/launch.rs: back-off from cuda/tuning.cuh (an eighth below
 // 1024 tiles), the L2 prefetch of the guessed tile for grids of at most 2 or more than 8 tiles per SM.
@@ -73,12 +73,13 @@ static uint32_t mix(uint64_t x) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s rle|nontrivial|unique|flagged LOG2N [reps] [csv]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s rle|nontrivial|unique|flagged|selectif LOG2N [reps] [csv]\n", argv[0]);
         return 2;
     }
     const char* kind = argv[1];
     const bool non_trivial = !std::strcmp(kind, "nontrivial");
     const bool rle = non_trivial || !std::strcmp(kind, "rle"), flagged = !std::strcmp(kind, "flagged");
+    const bool select_if = !std::strcmp(kind, "selectif");  // x < 0: half of the items
     const uint64_t n = 1ull << std::atoi(argv[2]);
     const int reps = argc > 3 ? std::atoi(argv[3]) : 50;
     const char* csv = argc > 4 ? argv[4] : nullptr;
@@ -167,7 +168,12 @@ int main(int argc, char** argv) {
             p.flags = flags;
             p.num_selected = ws + 1;
             p.n = n;
-            p.source = flagged ? SOURCE_FLAGS : SOURCE_UNIQUE;
+            p.source = flagged ? SOURCE_FLAGS : select_if ? SOURCE_PRED : SOURCE_UNIQUE;
+            if (select_if) {
+                p.pred.len = 1;
+                p.pred.op[0] = PRED_LT;
+                p.pred.a[0] = 0;
+            }
             p.mode = MODE_COMPACT;
             p.lb = lb;
             probe_select<<<(unsigned)tiles, threads>>>(p);
@@ -212,6 +218,7 @@ int main(int argc, char** argv) {
     uint64_t count = 0, expect = 0;
     CHECK(cudaMemcpy(&count, ws + 1, 8, cudaMemcpyDeviceToHost));
     if (flagged) for (uint64_t i = 0; i < n; ++i) expect += hf[i];
+    else if (select_if) for (uint64_t i = 0; i < n; ++i) expect += h[i] < 0;
     else expect = n / 4;
 
     unsigned long long t0 = ~0ull, tend = 0;
