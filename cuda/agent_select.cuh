@@ -28,6 +28,16 @@
 #include "tile_io.cuh"
 #include "tuning.cuh"
 
+// Eight resident blocks of 16 KB tiles per SM (ptxas caps registers at 32; the predicate interpreter
+// spills a few bytes for 1- and 2-byte types). Measured on the H200 at 2^28 i32: select_if 50 % 0.46 →
+// 0.53 of memcpy against no cap (5-6 blocks): more tiles in flight while others look back
+// (benches/NOTES.md). sm_86 and sm_89 hold at most 1536 threads per SM: six blocks there.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 890)
+#define LOOKBACK_SELECT_MIN_BLOCKS 6
+#else
+#define LOOKBACK_SELECT_MIN_BLOCKS 8
+#endif
+
 namespace lookback {
 
 template <class T> __device__ __forceinline__ bool items_differ(T a, T b) {
@@ -52,6 +62,15 @@ template <class T> struct SelectAgent {
         uint64_t tile_id;
         T before_tile;  // unique: the item just before this tile
     };
+
+    // Resident blocks per SM the kernel is compiled for (its register budget; cuda/kernels/select.cu).
+    // Tiles of 16 KB: LOOKBACK_SELECT_MIN_BLOCKS (8 of 256 threads on sm_90: 32 registers). Tiles of
+    // 8-byte items are 32 KB (4096 items; six fit the H200's shared memory), compiled for 5 blocks: 48
+    // registers, no spills (for 6, 40 registers spilled 188 bytes). Probe, session 13 (benches/NOTES.md),
+    // i64 against 2048-item tiles compiled for 8 blocks: select_if 50 % −2.5 to −6 %, unique −7 to −8 %,
+    // flagged −0.5 to −6.5 % at 2^21-2^23 (6 blocks: −3 to +4 %; 512-thread tiles: slower).
+    static constexpr int MIN_BLOCKS = sizeof(T) == 8 ? resident_blocks<Storage>(5 * BLOCK_THREADS, BLOCK_THREADS)
+                                                     : LOOKBACK_SELECT_MIN_BLOCKS;
 
     static __device__ __forceinline__ void run(const SelectParams& p) {
         __shared__ Storage s;

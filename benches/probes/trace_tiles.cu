@@ -5,7 +5,7 @@
 //
 // Kinds: rle (run_length_encode, keys in runs of 4), nontrivial (non-trivial runs, the same keys),
 // unique (i32, runs of 4), flagged (i32, half the flags set), selectif (i32, x < 0: half the items). The encodings' keys are i32 by default;
-// -DPROBE_KEY_BYTES=1, 2 or 8 builds them for u8, f16 or f64 keys (IEEE equality, as the library passes for
+// -DPROBE_SELECT_BYTES=8 builds the selection kinds for i64 items (the same values). -DPROBE_KEY_BYTES=1, 2 or 8 builds the encodings for u8, f16 or f64 keys (IEEE equality, as the library passes for
 // float keys), so one binary traces one key width. Launch parameters follow src/launch.rs: back-off from cuda/tuning.cuh (an eighth below
 // 1024 tiles), the L2 prefetch of the guessed tile for grids of at most 2 or more than 8 tiles per SM.
 // Inputs rotate over copies (≥ 256 MB in all, beyond L2) as in the benches; timing with CUDA events
@@ -50,7 +50,12 @@ using namespace lookback;
 constexpr int KB = PROBE_KEY_BYTES;
 using Key = Bits<KB>::type;
 using Rle = RunsAgent<KB, ValueBits<0>::type, OpMax, false>;
-using Sel = SelectAgent<int32_t>;
+// The selection kinds' item type: i32, or i64 with -DPROBE_SELECT_BYTES=8 (the same values, widened).
+#ifndef PROBE_SELECT_BYTES
+#define PROBE_SELECT_BYTES 4
+#endif
+using SelItem = std::conditional_t<PROBE_SELECT_BYTES == 8, int64_t, int32_t>;
+using Sel = SelectAgent<SelItem>;
 
 extern "C" __global__ void __launch_bounds__(Rle::BLOCK_THREADS, Rle::MIN_BLOCKS) probe_rle(RunsParams p) { Rle::run(p); }
 // The library's encodings take this one for inputs of at most 1024 tiles of the other (src/runs.rs).
@@ -58,9 +63,9 @@ using RleSmall = RunsAgent<KB, ValueBits<0>::type, OpMax, false, true>;
 extern "C" __global__ void __launch_bounds__(RleSmall::BLOCK_THREADS, RleSmall::MIN_BLOCKS) probe_rle_small(RunsParams p) {
     RleSmall::run(p);
 }
-// The library's select kernels are compiled for 8 resident blocks (cuda/kernels/select.cu); -D to try others.
+// The library's select kernels are compiled for SelectAgent::MIN_BLOCKS resident blocks; -D to try others.
 #ifndef PROBE_SELECT_MIN_BLOCKS
-#define PROBE_SELECT_MIN_BLOCKS 8
+#define PROBE_SELECT_MIN_BLOCKS Sel::MIN_BLOCKS
 #endif
 extern "C" __global__ void __launch_bounds__(Sel::BLOCK_THREADS, PROBE_SELECT_MIN_BLOCKS) probe_select(SelectParams p) { Sel::run(p); }
 
@@ -94,12 +99,13 @@ int main(int argc, char** argv) {
     const bool small = tiles < 1024;
     const unsigned first_poll = small ? 1000 / 8 : 1000, poll = small ? 500 / 8 : 500;
     const bool prefetch = tiles <= 2ull * sms || tiles > 8ull * sms;
-    const uint64_t bytes = n * 4;
+    const uint64_t bytes = n * (rle ? 4 : sizeof(SelItem));
     const uint64_t key_bytes = rle ? n * KB : bytes;
     const int copies = (int)std::max<uint64_t>(1, std::min<uint64_t>(64, (256ull << 20) / key_bytes));
 
     std::vector<int32_t> h(n);
     for (uint64_t i = 0; i < n; ++i) h[i] = (int32_t)(mix(i / 4) | 1u) * (int32_t)((i / 4) % 2 ? 1 : -1);
+    const std::vector<SelItem> hs(h.begin(), h.end());
     std::vector<uint8_t> hf(n);
     for (uint64_t i = 0; i < n; ++i) hf[i] = mix(i ^ 0x5555) & 1;
     // Keys of the other widths: the same runs, as f16 or f64 values (finite, adjacent runs of opposite
@@ -116,7 +122,7 @@ int main(int argc, char** argv) {
     for (auto& p : in) {
         CHECK(cudaMalloc(&p, std::max(bytes, key_bytes)));
         if (rle) CHECK(cudaMemcpy(p, hk.data(), key_bytes, cudaMemcpyHostToDevice));
-        else CHECK(cudaMemcpy(p, h.data(), bytes, cudaMemcpyHostToDevice));
+        else CHECK(cudaMemcpy(p, hs.data(), bytes, cudaMemcpyHostToDevice));
     }
     uint8_t* flags;
     CHECK(cudaMalloc(&flags, n));
@@ -228,7 +234,7 @@ int main(int argc, char** argv) {
     }
     std::printf("%s%s n=2^%s tiles=%llu (%.2f per SM) threads=%d backoff=%u/%u prefetch=%d: median %.2f us, traced %.2f us, "
                 "count %llu (expected %llu)%s, span %.2f us (median %.2f)\n",
-                kind, !rle || KB == 4 ? "" : KB == 1 ? "[u8]" : KB == 2 ? "[f16]" : "[f64]", argv[2], (unsigned long long)tiles, (double)tiles / sms, threads, first_poll, poll, prefetch,
+                kind, !rle ? (PROBE_SELECT_BYTES == 8 ? "[i64]" : "") : KB == 4 ? "" : KB == 1 ? "[u8]" : KB == 2 ? "[f16]" : "[f64]", argv[2], (unsigned long long)tiles, (double)tiles / sms, threads, first_poll, poll, prefetch,
                 plain, traced, (unsigned long long)count, (unsigned long long)expect,
                 count == expect ? "" : " MISMATCH", (tend - t0) / 1000.0, median_span);
     // Buckets of tile ids: mean offsets (µs) of each point from the launch's first tile start.
