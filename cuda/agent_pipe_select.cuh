@@ -77,11 +77,14 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         if (p.mode == MODE_PARTITION_STABLE) slot.known_total = *p.known_total;
     }
 
-    // Chunk j of this lane: whole from the ring in a full tile, item by item in the last one.
+    // Chunk j of this lane: whole from the ring in a full tile, item by item in the last one. FULL is
+    // `valid == TILE_ITEMS`, decided once per tile by the callers (a test per chunk compiled to a branch
+    // around every chunk's load).
+    template <bool FULL>
     static __device__ __forceinline__ Chunk chunk_of(const Params& p, const uint4* tile, uint64_t start, int valid,
                                                      int j) {
         Chunk c;
-        if (valid == Engine::TILE_ITEMS) {
+        if (FULL) {
             c.vec = tile[Engine::chunk_index(j)];
         } else {
             const T* in = static_cast<const T*>(p.in) + start;
@@ -105,13 +108,20 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
 
     static __device__ __forceinline__ A reduce_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
                                                     int valid) {
+        return valid == Engine::TILE_ITEMS ? reduce_rows<true>(p, slot, tile, start, valid)
+                                           : reduce_rows<false>(p, slot, tile, start, valid);
+    }
+
+    template <bool FULL>
+    static __device__ __forceinline__ A reduce_rows(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
+                                                    int valid) {
         uint32_t count = 0;
 #pragma unroll
         for (int g = 0; g < MW; ++g) {
             T x[G];
 #pragma unroll
             for (int c = 0; c < CG; ++c) {
-                const Chunk chunk = chunk_of(p, tile, start, valid, g * CG + c);
+                const Chunk chunk = chunk_of<FULL>(p, tile, start, valid, g * CG + c);
 #pragma unroll
                 for (int e = 0; e < E; ++e) x[c * E + e] = chunk.items[e];
             }
@@ -128,7 +138,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
                     mask |= (uint32_t)differs << k;
                 }
             }
-            if (valid != Engine::TILE_ITEMS) {
+            if (!FULL) {
 #pragma unroll
                 for (int c = 0; c < CG; ++c) {
                     const int first = Engine::chunk_index(g * CG + c) * E;
@@ -145,16 +155,41 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
 
     static __device__ __forceinline__ uint32_t field(Packed v, int j) { return (uint32_t)((v >> (j * F)) & FIELD); }
 
+    // Item e of a chunk, e a runtime index: selects among the chunk's words rather than indexing the
+    // register array (which would move it to local memory).
+    static __device__ __forceinline__ T chunk_item(const Chunk& c, int e) {
+        const int byte = e * (int)sizeof(T);
+        if constexpr (sizeof(T) == 8) {
+            const uint64_t lo = ((uint64_t)c.vec.y << 32) | c.vec.x, hi = ((uint64_t)c.vec.w << 32) | c.vec.z;
+            return from_bits<T>(byte < 8 ? lo : hi);
+        } else {
+            const uint32_t w = byte < 8 ? (byte < 4 ? c.vec.x : c.vec.y) : (byte < 12 ? c.vec.z : c.vec.w);
+            return from_bits<T>((typename Bits<sizeof(T)>::type)(w >> ((byte & 3) * 8)));
+        }
+    }
+
     // Stages this lane's items over the warp's part of the slot: selected ones at their place among the
     // warp's selected items; with PARTITION, rejected ones after all `selected`, in order (an item's
     // place is its index in the warp's part minus the selected items before it). Items past the end of
     // a partial tile land after every valid item (their index is larger) and are not copied out. Every
     // store is predicated, not branched around: a branch on a lane's own bit diverges on every item.
+    //
+    // Compaction of a warp with few selected items (at most SPARSE_ITEMS, a warp-uniform test) visits
+    // only the set bits instead: a select_if of 1 % ran the per-item loop for ~5 items per warp.
+    static constexpr uint32_t SPARSE_ITEMS = 32;
     template <bool PARTITION>
     static __device__ __forceinline__ void stage_items(T* stage, const Chunk (&c)[CPL], const uint32_t (&bits)[CPL],
                                                        const uint32_t (&row_base)[CPL], Packed exclusive,
                                                        uint32_t selected) {
         const int lane = lane_id();
+        if (!PARTITION && selected <= SPARSE_ITEMS) {
+#pragma unroll
+            for (int j = 0; j < CPL; ++j) {
+                uint32_t pos = row_base[j] + field(exclusive, j);
+                for (uint32_t b = bits[j]; b != 0; b &= b - 1) stage[pos++] = chunk_item(c[j], __ffs(b) - 1);
+            }
+            return;
+        }
 #pragma unroll
         for (int j = 0; j < CPL; ++j) {
             uint32_t pos = row_base[j] + field(exclusive, j);  // selected items before this lane's row-j items
@@ -172,6 +207,13 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
                                                      int valid, A carry) {
         if (p.mode == MODE_COUNT) return;
+        if (valid == Engine::TILE_ITEMS) write_rows<true>(p, slot, tile, start, valid, carry);
+        else write_rows<false>(p, slot, tile, start, valid, carry);
+    }
+
+    template <bool FULL>
+    static __device__ __forceinline__ void write_rows(const Params& p, Slot& slot, uint4* tile, uint64_t start,
+                                                      int valid, A carry) {
         const bool partition = p.mode != MODE_COMPACT;
         const int lane = lane_id();
         uint32_t bits[CPL];
@@ -187,7 +229,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         Packed counts = 0;
 #pragma unroll
         for (int j = 0; j < CPL; ++j) {
-            c[j] = chunk_of(p, tile, start, valid, j);
+            c[j] = chunk_of<FULL>(p, tile, start, valid, j);
             counts |= (Packed)__popc(bits[j]) << (j * F);
         }
         const Packed inclusive = warp_inclusive_scan<OpSum>(counts);
