@@ -180,6 +180,51 @@ fn edge_cases<T: TestElement>() {
     }
 }
 
+/// Views at item offsets: the input one item in (so no 16-byte loads), the output three items in, and an
+/// in-place view one item in. Compaction copies out whole 16-byte chunks aligned to the output's
+/// address, so each tile's first and last chunks are partial at every offset; nothing outside a view
+/// may change.
+fn unaligned_views<T: TestElement>() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let t = lookback::__private::select_tile_items(size_of::<T>());
+    let n = 5 * t + 3;
+    let mask = Pattern::Half.mask(n + 1, 7);
+    let values: Vec<T> = values_for_mask(&mask, 7);
+    let pred = predicate::<T>(0);
+    let want = host::select_if(&values[1..], &pred);
+    let what = format!("unaligned views {} n={n}", T::DTYPE.name());
+    let d_in = stream.clone_htod(&values).unwrap();
+    let mut out = upload_poisoned::<T>(&stream, n + 4);
+    let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+    ws.select_if_into(&d_in.slice(1..), &pred, &mut out.slice_mut(3..3 + n), &mut count).unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    let k = stream.clone_dtoh(&count).unwrap()[0] as usize;
+    assert_eq!(k, want.len(), "{what}: count");
+    same(&got[3..3 + k], &want, &what);
+    assert!(
+        got[..3].iter().chain(&got[3 + k..]).all(|g| *g == T::poison()),
+        "{what}: wrote outside the selected items' places"
+    );
+    let want_unique = host::unique(&values[1..]);
+    ws.unique_into(&d_in.slice(1..), &mut out.slice_mut(3..3 + n), &mut count).unwrap();
+    let k = stream.clone_dtoh(&count).unwrap()[0] as usize;
+    same(&stream.clone_dtoh(&out).unwrap()[3..3 + k], &want_unique, &format!("{what} unique"));
+    let mut buf = stream.clone_htod(&values).unwrap();
+    let k = ws.select_if_in_place(&mut buf.slice_mut(1..1 + n), &pred).unwrap();
+    let got = stream.clone_dtoh(&buf).unwrap();
+    same(&got[1..1 + k], &want, &format!("{what} in place"));
+    same(&got[..1], &values[..1], &format!("{what} in place: the item before the view"));
+}
+
+#[test]
+fn unaligned_views_select_correctly() {
+    unaligned_views::<u8>();
+    unaligned_views::<f16>();
+    unaligned_views::<i32>();
+    unaligned_views::<i64>();
+}
+
 /// The persistent engine over more tiles than its rings hold (132 SMs × 6 stages on an H200), i32:
 /// every block goes round its ring several times.
 #[test]
