@@ -27,9 +27,16 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     using Params = SelectParams;
     using Op = OpSum;
     using A = uint64_t;
-    // BATCHED_LOOKAHEAD stays false: batched look-ahead loads measured count_if 50 % at 2^28 on the H200
-    // anywhere from 301 to 886 µs and in-place select_if 564-1000 µs across device calls, against 392 and
-    // 507 µs with the loads one by one (benches/NOTES.md, session 6).
+    // How the look-ahead reads the status words, per launch (i32 at 2^28 on the H200, benches/NOTES.md
+    // session 14; serial → the choice): count_if clamped batches, 415 → 268 µs (it waits for no prefix,
+    // so the look-ahead's pace was its limit); out-of-place compaction predicated batches, select_if 485 →
+    // 459, 1 % 425 → 394, unique 456 → 423. In place stays serial (predicated 493 → 563, clamped equal),
+    // and so do the partitions (predicated equal within noise, in the stable partition's second pass).
+    static __device__ __forceinline__ AheadReads ahead_reads(const Params& p) {
+        if (p.mode == MODE_COUNT) return AheadReads::clamped;
+        if (p.mode == MODE_COMPACT && p.in != p.out) return AheadReads::predicated;
+        return AheadReads::serial;
+    }
     using State = CountState;
     static constexpr int ITEM_BYTES = sizeof(T);
     static constexpr bool WRITES_RING = true;
@@ -67,6 +74,18 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     template <class, class X> static __device__ __forceinline__ X warp_sum(X x) {
         return __reduce_add_sync(0xffffffffu, (uint32_t)x);
     }
+    // A tile's count fits 32 bits too: warp w's exclusive part and the tile's total are two redux
+    // instructions (the engine's default, a scan of 64-bit values, was ~55 instructions per warp per tile
+    // with the named barrier before it: ncu, benches/NOTES.md session 13).
+    template <class, int WARPS, class X>
+    static __device__ __forceinline__ void scan_warp_totals(const X* totals, int w, X& exclusive, X& aggregate) {
+        const int lane = (int)lane_id();
+        const uint32_t t = lane < WARPS ? (uint32_t)totals[lane] : 0u;
+        exclusive = __reduce_add_sync(0xffffffffu, lane < w ? t : 0u);
+        aggregate = __reduce_add_sync(0xffffffffu, t);
+    }
+    // count_if needs the last tile's prefix only (for the total).
+    static __device__ __forceinline__ bool needs_prefix(const Params& p) { return p.mode != MODE_COUNT; }
     static __device__ __forceinline__ A initial(const Params&) { return 0; }
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_selected = total; }
 
@@ -96,13 +115,15 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     }
 
     // unique: the item just before chunk j of this lane (from the ring, or the previous tile's last item).
+    // FULL as in chunk_of.
+    template <bool FULL>
     static __device__ __forceinline__ bool first_differs(const Params& p, const Slot& slot, const uint4* tile,
                                                          uint64_t start, int valid, int j, T first_item) {
         const int i = Engine::chunk_index(j) * E;
         if (i == 0) return start == 0 || items_differ(first_item, slot.before);
         const T* in = static_cast<const T*>(p.in) + start;
-        const T before = valid == Engine::TILE_ITEMS ? reinterpret_cast<const T*>(tile)[i - 1]
-                                                     : Engine::partial_item(tile, in, i - 1, valid, T());
+        const T before = FULL ? reinterpret_cast<const T*>(tile)[i - 1]
+                              : Engine::partial_item(tile, in, i - 1, valid, T());
         return items_differ(first_item, before);
     }
 
@@ -133,7 +154,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
 #pragma unroll
                 for (int k = 0; k < G; ++k) {
                     const bool differs = k % E == 0
-                                             ? first_differs(p, slot, tile, start, valid, g * CG + k / E, x[k])
+                                             ? first_differs<FULL>(p, slot, tile, start, valid, g * CG + k / E, x[k])
                                              : items_differ(x[k], x[k - 1]);
                     mask |= (uint32_t)differs << k;
                 }

@@ -57,6 +57,13 @@
 
 namespace lookback {
 
+// How the look-ahead warp reads a step's status words (fold_aggregates).
+enum class AheadReads : int {
+    serial,      // each load tested before the next: one L2 round trip per status a lane reads
+    clamped,     // 8 per lane issued together; lanes past the step's end read its last tile's word again
+    predicated,  // 8 per lane issued together; lanes past the step's end load nothing
+};
+
 // Defaults for the optional parts of a Work (derive from it).
 struct PipeWorkDefaults {
     static constexpr bool PUBLISH_WARP = false;
@@ -66,6 +73,21 @@ struct PipeWorkDefaults {
     static constexpr bool BATCHED_LOOKAHEAD = false;
     // The ⊕ of a value across the warp, every lane getting it.
     template <class Op, class A> static __device__ __forceinline__ A warp_sum(A x) { return warp_reduce<Op>(x); }
+    // From the tile's warp totals (`totals[i]`: warp i's, i < WARPS), warp w's exclusive part of the tile
+    // and the tile's aggregate, for every lane: lane i takes warp i's total and one scan across those
+    // lanes gives both (a loop over the warps in every thread cost ~100 instructions per warp per tile
+    // with 16 warps and 8-byte counts: a quarter of count_if's instructions, ncu).
+    template <class Op, int WARPS, class A>
+    static __device__ __forceinline__ void scan_warp_totals(const A* totals, int w, A& exclusive, A& aggregate) {
+        const A identity = Op::template identity<A>();
+        const int lane = (int)lane_id();
+        const A scanned = warp_inclusive_scan_first<Op, WARPS>(lane < WARPS ? totals[lane] : identity);
+        const A before = shfl_from(scanned, w > 0 ? w - 1 : 0);
+        exclusive = w > 0 ? before : identity;
+        aggregate = shfl_from(scanned, WARPS - 1);
+    }
+    // Whether scan_tile needs the tile's prefix (count_if does not: only the last tile's, for `finish`).
+    template <class Params> static __device__ __forceinline__ bool needs_prefix(const Params&) { return true; }
     template <class Params, class Slot>
     static __device__ __forceinline__ void on_load(const Params&, Slot&, uint64_t, uint64_t*) {}
     template <class State> static __device__ __forceinline__ bool ordered(const State&) { return false; }
@@ -81,6 +103,11 @@ template <class W> struct WorkValueBytes<W, std::void_t<decltype(W::VALUE_BYTES)
 template <class W, class = void> struct WorkCommutes : std::true_type {};
 template <class W> struct WorkCommutes<W, std::void_t<decltype(W::COMMUTATIVE)>>
     : std::bool_constant<W::COMMUTATIVE> {};
+// Whether a Work chooses how its look-ahead reads statuses per launch (`ahead_reads(p)`).
+template <class W, class = void> struct WorkChoosesReads : std::false_type {};
+template <class W>
+struct WorkChoosesReads<W, std::void_t<decltype(W::ahead_reads(std::declval<const typename W::Params&>()))>>
+    : std::true_type {};
 template <class W, class = void> struct WorkHasInput : std::false_type {};
 template <class W>
 struct WorkHasInput<W, std::void_t<decltype(W::input(std::declval<const typename W::Params&>()))>> : std::true_type {};
@@ -101,11 +128,14 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 //   from global memory besides the tile: plain loads finished before it returns, or bulk copies that
 //   complete on `full` after an mbar_expect_tx of their bytes, which keep the load lane from waiting);
 //   PUBLISH_WARP with ordered(state), whether publishing with release semantics goes through the
-//   publisher warp (see `publish_tiles`); warp_sum<Op>(x); BATCHED_LOOKAHEAD (fold_aggregates; the state
-//   then needs Word, word(t) and unpack(t, w, value), and its loads must need no acquire ordering:
-//   RunsPairState's, an unordered WideState's).
+//   publisher warp (see `publish_tiles`); warp_sum<Op>(x); scan_warp_totals<Op, WARPS>(totals, w,
+//   exclusive, aggregate); needs_prefix(p) (false: the compute warps wait for no prefix but the last
+//   tile's, and the look-ahead frees slots too); BATCHED_LOOKAHEAD (clamped batched reads in
+//   fold_aggregates; the state then needs Word, word(t) and unpack(t, w, value), and its loads must need
+//   no acquire ordering: RunsPairState's, an unordered WideState's).
 // Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
-// (false: ordered look-ahead fold), input(p) (the first stream, else p.in).
+// (false: ordered look-ahead fold), input(p) (the first stream, else p.in), ahead_reads(p) (how the
+// look-ahead reads statuses in this launch, over BATCHED_LOOKAHEAD; batched reads need word and unpack).
 template <class Work> struct PipeEngine {
     using Params = typename Work::Params;
     using Shape = PipeTuning<Work::ALGO>;
@@ -174,7 +204,8 @@ template <class Work> struct PipeEngine {
                 mbar_init(&s.full[i], 1);
                 // The publisher warp, when it publishes, frees a slot too: the slot's tile id and
                 // aggregate must stay until it has read them.
-                mbar_init(&s.empty[i], WARPS + by_publisher);
+                // So does the look-ahead warp when the compute warps do not wait for its prefix.
+                mbar_init(&s.empty[i], WARPS + by_publisher + !Work::needs_prefix(p));
                 mbar_init(&s.ready[i], 1);
                 mbar_init(&s.reduced[i], 1);
             }
@@ -266,54 +297,84 @@ template <class Work> struct PipeEngine {
     }
 
     // Tile of this lane's i-th status read in a step from `cursor`: lane-major (tile cursor + 32i + lane)
-    // for commutative operators; lane-contiguous (cursor + AHEAD_PER_LANE·lane + i) otherwise, so that
-    // folding i in order and then the lanes in lane order is tile order.
+    // for commutative operators; lane-contiguous (cursor + PER_LANE·lane + i) otherwise, so that folding i
+    // in order and then the lanes in lane order is tile order.
+    template <int PER_LANE = AHEAD_PER_LANE>
     static __device__ __forceinline__ uint64_t ahead_tile(uint64_t cursor, int i) {
         if constexpr (COMMUTATIVE) return cursor + 32 * i + lane_id();
-        else return cursor + AHEAD_PER_LANE * lane_id() + i;
+        else return cursor + PER_LANE * lane_id() + i;
     }
 
-    // Aggregates of tiles [cursor, min(cursor + 32·AHEAD_PER_LANE, end)), folded (lane-major). Every state
+    // Aggregates of tiles [cursor, min(cursor + 32·PER_LANE, end)), folded (lane-major). Every state
     // is packed: one load (a word, or a 16-byte entry) gives a tile's status and value.
-    // BATCHED Works issue every load of the step before using any: one L2 round trip per step (tiles past
-    // `end` read tile end - 1's word and ignore it). Otherwise the tag test of load i, under its `t < end`
-    // branch, comes before load i+1, and the compiler issues the loads one round trip apart (ncu: 8
-    // dependent L2 loads per step for the runs Works). Batching made reduce_by_key, the scans by key and
-    // the 8-byte scans faster and the position-carrying runs Works and compaction slower or unstable,
-    // unexplained so far (benches/NOTES.md, session 6).
+    // Batched reads (clamped, predicated) issue every load of the step before using any: one L2 round
+    // trip per step. Serial reads test load i, under its `t < end` branch, before load i+1, and the
+    // compiler issues the loads one round trip apart (ncu: 8 dependent L2 loads per step for the runs
+    // Works). Which is faster depends on the Work and even its mode, and not in a way understood so far:
+    // clamped batches made reduce_by_key, the scans by key and the 8-byte scans faster and the
+    // position-carrying runs Works slower (session 6); for compaction, predicated batches are the
+    // fastest out of place and the slowest in place, clamped ones the fastest for count_if
+    // (benches/NOTES.md, session 14). Batched loads are relaxed: the look-ahead of an ordered state
+    // fences once per slot.
+    template <AheadReads KIND, int PER_LANE>
     static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
         const A identity = Op::template identity<A>();
-        A v[AHEAD_PER_LANE];
-        unsigned st[AHEAD_PER_LANE];
-        if constexpr (BATCHED) {
-            typename State::Word w[AHEAD_PER_LANE];
+        A v[PER_LANE];
+        unsigned st[PER_LANE];
+        if constexpr (KIND != AheadReads::serial) {
+            typename State::Word w[PER_LANE];
 #pragma unroll
-            for (int i = 0; i < AHEAD_PER_LANE; ++i) w[i] = state.word(min(ahead_tile(cursor, i), end - 1));
+            for (int i = 0; i < PER_LANE; ++i) {
+                const uint64_t t = ahead_tile<PER_LANE>(cursor, i);
+                if constexpr (KIND == AheadReads::clamped) w[i] = state.word(min(t, end - 1));
+                else w[i] = t < end ? state.word(t) : typename State::Word{};
+            }
 #pragma unroll
-            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                const uint64_t t = ahead_tile(cursor, i);
+            for (int i = 0; i < PER_LANE; ++i) {
+                const uint64_t t = ahead_tile<PER_LANE>(cursor, i);
                 v[i] = identity;
                 st[i] = t < end ? state.unpack(t, w[i], v[i]) : STATUS_A;
             }
+#pragma unroll
+            for (int i = 0; i < PER_LANE; ++i) {
+                while (st[i] == STATUS_X) st[i] = state.read(ahead_tile<PER_LANE>(cursor, i), v[i]);
+            }
         } else {
 #pragma unroll
-            for (int i = 0; i < AHEAD_PER_LANE; ++i) {
-                const uint64_t t = ahead_tile(cursor, i);
+            for (int i = 0; i < PER_LANE; ++i) {
+                const uint64_t t = ahead_tile<PER_LANE>(cursor, i);
                 v[i] = identity;
                 st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
             }
-        }
 #pragma unroll
-        for (int i = 0; i < AHEAD_PER_LANE; ++i)
-            while (st[i] == STATUS_X) st[i] = state.read(ahead_tile(cursor, i), v[i]);
+            for (int i = 0; i < PER_LANE; ++i) {
+                while (st[i] == STATUS_X) st[i] = state.read(ahead_tile<PER_LANE>(cursor, i), v[i]);
+            }
+        }
         A part = identity;
 #pragma unroll
-        for (int i = 0; i < AHEAD_PER_LANE; ++i) part = Op::apply(part, v[i]);
+        for (int i = 0; i < PER_LANE; ++i) part = Op::apply(part, v[i]);
         return part;
     }
 
-    // Look-ahead warp: the block's running exclusive prefix, one slot's tile at a time.
+    // Look-ahead warp: the block's running exclusive prefix, one slot's tile at a time, read as the Work
+    // chooses for this launch (ahead_reads), else as its BATCHED_LOOKAHEAD says.
     static __device__ __forceinline__ void look_ahead(const Params& p, Storage& s, const State& state) {
+        if constexpr (WorkChoosesReads<Work>::value) {
+            switch (Work::ahead_reads(p)) {
+                case AheadReads::clamped: look_ahead_loop<AheadReads::clamped, 8>(p, s, state); return;
+                case AheadReads::predicated: look_ahead_loop<AheadReads::predicated, 8>(p, s, state); return;
+                case AheadReads::serial: break;
+            }
+        }
+        look_ahead_loop<BATCHED ? AheadReads::clamped : AheadReads::serial, AHEAD_PER_LANE>(p, s, state);
+    }
+
+    template <AheadReads KIND, int PER_LANE>
+    static __device__ __forceinline__ void look_ahead_loop(const Params& p, Storage& s, const State& state) {
+        // Batched loads are relaxed: an ordered state's acquire is this fence after the slot's last load.
+        const bool fence = KIND != AheadReads::serial && Work::ordered(state);
+        const bool frees_slot = !Work::needs_prefix(p);
         A running = Work::initial(p);
         uint64_t cursor = 0;  // aggregates of tiles [0, cursor) are folded into `running`
         for (uint32_t k = 0;; ++k) {
@@ -326,13 +387,20 @@ template <class Work> struct PipeEngine {
                 // commutative operators of ops.cuh; float sums differ from sequential order by rounding
                 // only, as with any parallel scan. Non-commutative Works read lane-contiguous tiles
                 // (ahead_tile), and warp_reduce combines lanes in lane order: tile order.
-                const uint64_t step_end = min(cursor + 32 * (uint64_t)AHEAD_PER_LANE, tile);
-                running = Op::apply(running, warp_reduce<Op>(fold_aggregates(state, cursor, step_end)));
+                const uint64_t step_end = min(cursor + 32 * (uint64_t)PER_LANE, tile);
+                running = Op::apply(running, warp_reduce<Op>(fold_aggregates<KIND, PER_LANE>(state, cursor, step_end)));
                 cursor = step_end;
+            }
+            if (fence) {
+                fence_acq_rel_gpu();
+                __syncwarp();
             }
             if (lane_id() == 0) {
                 s.prefix[slot] = running;
                 mbar_arrive(&s.ready[slot]);
+                // A Work that needs no prefix (count_if) frees its slots without waiting for `ready`:
+                // the slot (its tile id) must then stay until this warp is done with it.
+                if (frees_slot) mbar_arrive(&s.empty[slot]);
             }
         }
     }
@@ -352,16 +420,9 @@ template <class Work> struct PipeEngine {
         const A warp_total = Work::template warp_sum<Op>(mine);
         if (lane_id() == 0) s.warp_totals[k & 1][w] = warp_total;
         named_barrier<COMPUTE_BARRIER, COMPUTE_THREADS>();
-        // Read the totals now: the next write to this buffer (tile k+2) comes after the next barrier. Lane
-        // i takes warp i's total and a scan across those lanes gives every warp its exclusive part and the
-        // tile's aggregate (a loop over the warps in every thread cost ~100 instructions per warp per tile
-        // with 16 warps and 8-byte counts: a quarter of count_if's instructions, ncu).
-        const A identity = Op::template identity<A>();
-        const int lane = (int)lane_id();
-        const A scanned = warp_inclusive_scan_first<Op, WARPS>(lane < WARPS ? s.warp_totals[k & 1][lane] : identity);
-        const A before = shfl_from(scanned, w > 0 ? w - 1 : 0);
-        const A exclusive = w > 0 ? before : identity;
-        const A aggregate = shfl_from(scanned, WARPS - 1);
+        // Read the totals now: the next write to this buffer (tile k+2) comes after the next barrier.
+        A exclusive, aggregate;
+        Work::template scan_warp_totals<Op, WARPS>(s.warp_totals[k & 1], w, exclusive, aggregate);
         // Every lane writes the same value and later reads only its own write: no warp sync needed.
         s.warp_exclusive[slot][w] = exclusive;
         if (threadIdx.x == 0) {
@@ -377,13 +438,17 @@ template <class Work> struct PipeEngine {
                                                 uint64_t num_tiles) {
         const int slot = k % STAGES;
         const uint64_t tile = s.tile_id[slot];
-        mbar_wait(&s.ready[slot], (k / STAGES) & 1);
-        const A prefix = s.prefix[slot];
-        const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
-        Work::scan_tile(p, s.work[slot], ring + slot * TILE_CHUNKS, start, valid,
-                        Op::apply(prefix, s.warp_exclusive[slot][warp_id()]));
-        if (threadIdx.x == 0 && tile == num_tiles - 1) Work::finish(p, Op::apply(prefix, s.aggregate[slot]));
+        const bool last = tile == num_tiles - 1;
+        if (Work::needs_prefix(p) || last) {
+            // The look-ahead's arrival on `empty` keeps the slot until then when no prefix is needed.
+            mbar_wait(&s.ready[slot], (k / STAGES) & 1);
+            const A prefix = s.prefix[slot];
+            const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+            const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+            Work::scan_tile(p, s.work[slot], ring + slot * TILE_CHUNKS, start, valid,
+                            Op::apply(prefix, s.warp_exclusive[slot][warp_id()]));
+            if (threadIdx.x == 0 && last) Work::finish(p, Op::apply(prefix, s.aggregate[slot]));
+        }
         // Writes to the slot through the generic proxy must be ordered before the next bulk copy into it.
         if constexpr (Work::WRITES_RING) asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
         __syncwarp();

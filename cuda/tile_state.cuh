@@ -104,7 +104,13 @@ struct CountState {
         if (ordered) st_release(words + tile, w); else st_relaxed(words + tile, w);
     }
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
-        const uint64_t w = ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile);
+        return unpack(tile, ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile), count);
+    }
+    // Batched reads (pipe_engine.cuh's fold_aggregates): relaxed whatever `ordered` says; a reader of an
+    // ordered state fences after its last read.
+    using Word = uint64_t;
+    __device__ __forceinline__ Word word(uint64_t tile) const { return ld_relaxed(words + tile); }
+    __device__ __forceinline__ unsigned unpack(uint64_t, Word w, uint64_t& count) const {
         count = w & COUNT_MASK;
         return tag_state((unsigned)(w >> 54), epoch);
     }
