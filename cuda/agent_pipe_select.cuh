@@ -32,9 +32,10 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     // so the look-ahead's pace was its limit); out-of-place compaction predicated batches, select_if 485 →
     // 459, 1 % 425 → 394, unique 456 → 423. In place stays serial (predicated 493 → 563, clamped equal),
     // and so do the partitions (predicated equal within noise, in the stable partition's second pass).
+    // In place the engine reads serially whatever this says (the state is ordered).
     static __device__ __forceinline__ AheadReads ahead_reads(const Params& p) {
         if (p.mode == MODE_COUNT) return AheadReads::clamped;
-        if (p.mode == MODE_COMPACT && p.in != p.out) return AheadReads::predicated;
+        if (p.mode == MODE_COMPACT) return AheadReads::predicated;
         return AheadReads::serial;
     }
     using State = CountState;

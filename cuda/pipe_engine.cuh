@@ -57,7 +57,9 @@
 
 namespace lookback {
 
-// How the look-ahead warp reads a step's status words (fold_aggregates).
+// How the look-ahead warp reads a step's status words (fold_aggregates). Batched reads are relaxed
+// loads, so the engine reads an ordered state (in-place compaction) serially, with acquire, whatever the
+// Work asks.
 enum class AheadReads : int {
     serial,      // each load tested before the next: one L2 round trip per status a lane reads
     clamped,     // 8 per lane issued together; lanes past the step's end read its last tile's word again
@@ -131,8 +133,8 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 //   publisher warp (see `publish_tiles`); warp_sum<Op>(x); scan_warp_totals<Op, WARPS>(totals, w,
 //   exclusive, aggregate); needs_prefix(p) (false: the compute warps wait for no prefix but the last
 //   tile's, and the look-ahead frees slots too); BATCHED_LOOKAHEAD (clamped batched reads in
-//   fold_aggregates; the state then needs Word, word(t) and unpack(t, w, value), and its loads must need
-//   no acquire ordering: RunsPairState's, an unordered WideState's).
+//   fold_aggregates, chosen at compile time; the state then needs Word, word(t) and unpack(t, w, value),
+//   and its loads must need no acquire ordering: RunsPairState's, an unordered WideState's).
 // Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in), ahead_reads(p) (how the
 // look-ahead reads statuses in this launch, over BATCHED_LOOKAHEAD; batched reads need word and unpack).
@@ -314,8 +316,7 @@ template <class Work> struct PipeEngine {
     // clamped batches made reduce_by_key, the scans by key and the 8-byte scans faster and the
     // position-carrying runs Works slower (session 6); for compaction, predicated batches are the
     // fastest out of place and the slowest in place, clamped ones the fastest for count_if
-    // (benches/NOTES.md, session 14). Batched loads are relaxed: the look-ahead of an ordered state
-    // fences once per slot.
+    // (benches/NOTES.md, session 14).
     template <AheadReads KIND, int PER_LANE>
     static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
         const A identity = Op::template identity<A>();
@@ -358,10 +359,10 @@ template <class Work> struct PipeEngine {
     }
 
     // Look-ahead warp: the block's running exclusive prefix, one slot's tile at a time, read as the Work
-    // chooses for this launch (ahead_reads), else as its BATCHED_LOOKAHEAD says.
+    // chooses for this launch (ahead_reads), else as its BATCHED_LOOKAHEAD says; an ordered state serially.
     static __device__ __forceinline__ void look_ahead(const Params& p, Storage& s, const State& state) {
         if constexpr (WorkChoosesReads<Work>::value) {
-            switch (Work::ahead_reads(p)) {
+            switch (Work::ordered(state) ? AheadReads::serial : Work::ahead_reads(p)) {
                 case AheadReads::clamped: look_ahead_loop<AheadReads::clamped, 8>(p, s, state); return;
                 case AheadReads::predicated: look_ahead_loop<AheadReads::predicated, 8>(p, s, state); return;
                 case AheadReads::serial: break;
@@ -372,8 +373,6 @@ template <class Work> struct PipeEngine {
 
     template <AheadReads KIND, int PER_LANE>
     static __device__ __forceinline__ void look_ahead_loop(const Params& p, Storage& s, const State& state) {
-        // Batched loads are relaxed: an ordered state's acquire is this fence after the slot's last load.
-        const bool fence = KIND != AheadReads::serial && Work::ordered(state);
         const bool frees_slot = !Work::needs_prefix(p);
         A running = Work::initial(p);
         uint64_t cursor = 0;  // aggregates of tiles [0, cursor) are folded into `running`
@@ -390,10 +389,6 @@ template <class Work> struct PipeEngine {
                 const uint64_t step_end = min(cursor + 32 * (uint64_t)PER_LANE, tile);
                 running = Op::apply(running, warp_reduce<Op>(fold_aggregates<KIND, PER_LANE>(state, cursor, step_end)));
                 cursor = step_end;
-            }
-            if (fence) {
-                fence_acq_rel_gpu();
-                __syncwarp();
             }
             if (lane_id() == 0) {
                 s.prefix[slot] = running;
@@ -440,7 +435,8 @@ template <class Work> struct PipeEngine {
         const uint64_t tile = s.tile_id[slot];
         const bool last = tile == num_tiles - 1;
         if (Work::needs_prefix(p) || last) {
-            // The look-ahead's arrival on `empty` keeps the slot until then when no prefix is needed.
+            // Only the last tile waits when the Work needs no prefix (its total does); the look-ahead
+            // warp then arrives on `empty` too, so the slot's tile id stays until it has read it.
             mbar_wait(&s.ready[slot], (k / STAGES) & 1);
             const A prefix = s.prefix[slot];
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;

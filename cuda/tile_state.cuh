@@ -106,8 +106,8 @@ struct CountState {
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
         return unpack(tile, ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile), count);
     }
-    // Batched reads (pipe_engine.cuh's fold_aggregates): relaxed whatever `ordered` says; a reader of an
-    // ordered state fences after its last read.
+    // Batched reads (pipe_engine.cuh's fold_aggregates): relaxed, so the engine takes them for unordered
+    // states only.
     using Word = uint64_t;
     __device__ __forceinline__ Word word(uint64_t tile) const { return ld_relaxed(words + tile); }
     __device__ __forceinline__ unsigned unpack(uint64_t, Word w, uint64_t& count) const {
