@@ -10,14 +10,8 @@
 # sanitizer cases run (default "runs select scan").
 source "$(dirname "$0")/h200-prologue.sh" ab
 g=target/gpu-bundle
-rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
 checks=${AB_CHECKS:-1}
-if [ "$checks" = 1 ]; then
-  echo "== all tests"
-  timeout 200 $g/run.sh tests >$OUT/tests.txt 2>&1
-  grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
-  pack
-fi
+[ "$checks" = 1 ] && run_tests
 i=0
 for spec in "$@"; do
   i=$((i + 1)); set -- $spec; bench=$1; shift
@@ -30,10 +24,4 @@ for spec in "$@"; do
   pack
 done
 [ "$checks" = 1 ] || exit 0
-for t in ${AB_SANITIZE:-runs select scan}; do
-  s=$(basename $g/bin/test-$t-*)
-  echo "== sanitize $t"
-  timeout 100 $g/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
-  pack
-done
+sanitize_cases ${AB_SANITIZE:-runs select scan}

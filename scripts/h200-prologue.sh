@@ -22,3 +22,23 @@ bench_spec() {
   grep -E "n=2\^|CHECK|rror|panicked" $OUT/$log.txt | grep -v "^memcpy" | awk '{print $1,$2,$3,$5,$NF}'
   pack
 }
+# rows FILE: a bench output's rows (name, n, µs, last column) and any failure lines.
+rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
+# run_tests: every test binary of the bundle (run.sh tests), its summary lines printed.
+run_tests() {
+  echo "== all tests"
+  timeout 200 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
+  grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
+  pack
+}
+# sanitize_cases T...: compute-sanitizer (run.sh sanitize) on each test-T binary's sanitizer_cases.
+sanitize_cases() {
+  local t s
+  for t in "$@"; do
+    s=$(basename target/gpu-bundle/bin/test-$t-*)
+    echo "== sanitize $t"
+    timeout 150 target/gpu-bundle/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
+    pack
+  done
+}

@@ -8,14 +8,8 @@
 # carry ["target/bundle.tar.xz", "scripts"] (the bundle packed as in h200-ab.sh).
 source "$(dirname "$0")/h200-prologue.sh" variants
 g=target/gpu-bundle
-rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{print $1,$3,$5,$NF}'; }
 checks=${VAR_CHECKS:-1}
-if [ "$checks" = 1 ]; then
-  echo "== all tests"
-  timeout 200 $g/run.sh tests >$OUT/tests.txt 2>&1
-  grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
-  pack
-fi
+[ "$checks" = 1 ] && run_tests
 for round in $(seq 1 "${VAR_ROUNDS:-2}"); do
   for spec in "$@"; do
     label=${spec%%=*}; cmd=${spec#*=}
@@ -26,10 +20,4 @@ for round in $(seq 1 "${VAR_ROUNDS:-2}"); do
   done
 done
 [ "$checks" = 1 ] || exit 0
-for t in ${VAR_SANITIZE:-select}; do
-  s=$(basename $g/bin/test-$t-*)
-  echo "== sanitize $t"
-  timeout 150 $g/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
-  pack
-done
+sanitize_cases ${VAR_SANITIZE:-select}
