@@ -2,11 +2,11 @@
 // (MODE_COMPACT, out of place or in place), count_if (MODE_COUNT) and the three partition layouts. Flags
 // stay on the classic agent (agent_select.cuh).
 //
-// A tile reduces to its number of selected items; the selection masks (bit k of word g: item k of the
-// lane's chunk group g) wait in the slot's shared state until the tile's prefix is known. Then each warp
-// takes its own chunks into registers and stages them over its own part of the ring slot: selected items
-// at the front in order, rejected ones (partitions) after them in order, and copies them out with
-// coalesced item-wide stores at `prefix + warp's part` (rejected: at their rank among rejected items).
+// A tile reduces to its number of selected items. As soon as its aggregate is published, each warp
+// stages its own items, still in registers from the reduce, over its own part of the ring slot: selected
+// items at the front in order, rejected ones (partitions) after them in order. Once the tile's prefix is
+// known, each warp copies them out with coalesced item-wide stores at `prefix + warp's part` (rejected:
+// at their rank among rejected items).
 // One warp scan of all its rows' counts, packed into one word, gives every item its place (a scan per
 // row was four times the shuffle latency, on every tile).
 //
@@ -61,9 +61,15 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         T items[E];
     };
     struct Slot {
-        uint32_t masks[MW][Shape::COMPUTE_WARPS * 32];  // [word][thread]: conflict-free
-        T before;                                     // unique: the item before the tile
-        uint64_t known_total;                         // stable partition: the number selected
+        uint32_t selected[Shape::COMPUTE_WARPS];  // each warp's selected items, staged by prepare_tile
+        T before;                                 // unique: the item before the tile
+        uint64_t known_total;                     // stable partition: the number selected
+    };
+    // A thread's chunks and selection masks (bit k of word g: item k of its chunk group g), kept in
+    // registers from the reduce to the staging (prepare_tile) right after the tile's aggregate is out.
+    struct Kept {
+        Chunk c[CPL];
+        uint32_t masks[MW];
     };
 
     static __device__ __forceinline__ State state(const Params& p) {
@@ -129,23 +135,23 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     }
 
     static __device__ __forceinline__ A reduce_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
-                                                    int valid) {
-        return valid == Engine::TILE_ITEMS ? reduce_rows<true>(p, slot, tile, start, valid)
-                                           : reduce_rows<false>(p, slot, tile, start, valid);
+                                                    int valid, Kept& kept) {
+        return valid == Engine::TILE_ITEMS ? reduce_rows<true>(p, slot, tile, start, valid, kept)
+                                           : reduce_rows<false>(p, slot, tile, start, valid, kept);
     }
 
     template <bool FULL>
-    static __device__ __forceinline__ A reduce_rows(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
-                                                    int valid) {
+    static __device__ __forceinline__ A reduce_rows(const Params& p, const Slot& slot, const uint4* tile,
+                                                    uint64_t start, int valid, Kept& kept) {
         uint32_t count = 0;
 #pragma unroll
         for (int g = 0; g < MW; ++g) {
             T x[G];
 #pragma unroll
             for (int c = 0; c < CG; ++c) {
-                const Chunk chunk = chunk_of<FULL>(p, tile, start, valid, g * CG + c);
+                kept.c[g * CG + c] = chunk_of<FULL>(p, tile, start, valid, g * CG + c);
 #pragma unroll
-                for (int e = 0; e < E; ++e) x[c * E + e] = chunk.items[e];
+                for (int e = 0; e < E; ++e) x[c * E + e] = kept.c[g * CG + c].items[e];
             }
             uint32_t mask;
             if (p.source == SOURCE_PRED) {
@@ -169,7 +175,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
                     mask &= ~(CHUNK_BITS << (c * E)) | ((uint32_t)((1ull << mine) - 1) << (c * E));
                 }
             }
-            slot.masks[g][threadIdx.x] = mask;
+            kept.masks[g] = mask;
             count += __popc(mask);
         }
         return count;
@@ -226,32 +232,20 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         }
     }
 
-    static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
-                                                     int valid, A carry) {
+    // Right after the tile's aggregate is published, long before its prefix is known: the warp stages
+    // its items over its own part of the slot from the registers of its reduce (every warp has read the
+    // slot by then: the engine's barrier), so that all scan_tile has left to do once the prefix arrives
+    // is the copy-out. (Staging after the prefix, from the chunks read again and masks kept in shared
+    // memory, put the row scan and the staging between the prefix and the slot's release on every tile.)
+    static __device__ __forceinline__ void prepare_tile(const Params& p, Slot& slot, uint4* tile, uint64_t,
+                                                        int, const Kept& kept) {
         if (p.mode == MODE_COUNT) return;
-        if (valid == Engine::TILE_ITEMS) write_rows<true>(p, slot, tile, start, valid, carry);
-        else write_rows<false>(p, slot, tile, start, valid, carry);
-    }
-
-    template <bool FULL>
-    static __device__ __forceinline__ void write_rows(const Params& p, Slot& slot, uint4* tile, uint64_t start,
-                                                      int valid, A carry) {
-        const bool partition = p.mode != MODE_COMPACT;
         const int lane = lane_id();
         uint32_t bits[CPL];
-#pragma unroll
-        for (int g = 0; g < MW; ++g) {
-            const uint32_t m = slot.masks[g][threadIdx.x];
-#pragma unroll
-            for (int c = 0; c < CG; ++c) bits[g * CG + c] = (m >> (c * E)) & CHUNK_BITS;
-        }
-        // Every lane takes its chunks into registers before the warp stages over its part of the slot. A
-        // partial tile's trailing items come from global memory again.
-        Chunk c[CPL];
         Packed counts = 0;
 #pragma unroll
         for (int j = 0; j < CPL; ++j) {
-            c[j] = chunk_of<FULL>(p, tile, start, valid, j);
+            bits[j] = (kept.masks[j / CG] >> ((j % CG) * E)) & CHUNK_BITS;
             counts |= (Packed)__popc(bits[j]) << (j * F);
         }
         const Packed inclusive = warp_inclusive_scan<OpSum>(counts);
@@ -264,15 +258,26 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
             row_base[j] = selected;
             selected += field(totals, j);
         }
-        __syncwarp();
         T* stage = reinterpret_cast<T*>(tile + Engine::chunk_index(0) - lane);
-        if (partition) stage_items<true>(stage, c, bits, row_base, exclusive, selected);
-        else stage_items<false>(stage, c, bits, row_base, exclusive, selected);
+        if (p.mode != MODE_COMPACT) stage_items<true>(stage, kept.c, bits, row_base, exclusive, selected);
+        else stage_items<false>(stage, kept.c, bits, row_base, exclusive, selected);
+        if (lane == 0) slot.selected[warp_id()] = selected;
+    }
+
+    // Once the prefix is known: the warp's staged items out, coalesced.
+    static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
+                                                     int valid, A carry) {
+        if (p.mode == MODE_COUNT) return;
+        const int lane = lane_id();
+        // The staging and `selected` were written by other lanes of this warp (prepare_tile); with no
+        // tile reduced in between, no barrier has ordered them yet.
         __syncwarp();
+        const uint32_t selected = slot.selected[warp_id()];
+        const T* stage = reinterpret_cast<const T*>(tile + Engine::chunk_index(0) - lane);
         T* out = static_cast<T*>(p.out) + carry;
 #pragma unroll 4
         for (uint32_t i = lane; i < selected; i += 32) out[i] = stage[i];
-        if (!partition) return;
+        if (p.mode == MODE_COMPACT) return;
         // Rejected items: those of the warp's valid items not selected, at their rank among all rejected.
         const int warp_first = Engine::chunk_index(0) * E - lane * E;  // the warp's first item in the tile
         const uint32_t warp_valid = (uint32_t)max(0, min(WARP_ITEMS, valid - warp_first));

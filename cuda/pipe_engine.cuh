@@ -110,6 +110,13 @@ template <class W, class = void> struct WorkChoosesReads : std::false_type {};
 template <class W>
 struct WorkChoosesReads<W, std::void_t<decltype(W::ahead_reads(std::declval<const typename W::Params&>()))>>
     : std::true_type {};
+// Registers a warp keeps from reduce_tile to prepare_tile (`Kept`): empty for Works without them.
+template <class W, class = void> struct WorkKept : std::false_type {
+    struct type {};
+};
+template <class W> struct WorkKept<W, std::void_t<typename W::Kept>> : std::true_type {
+    using type = typename W::Kept;
+};
 template <class W, class = void> struct WorkHasInput : std::false_type {};
 template <class W>
 struct WorkHasInput<W, std::void_t<decltype(W::input(std::declval<const typename W::Params&>()))>> : std::true_type {};
@@ -135,7 +142,11 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 //   tile's, and the look-ahead frees slots too); BATCHED_LOOKAHEAD (clamped batched reads in
 //   fold_aggregates, chosen at compile time; the state then needs Word, word(t) and unpack(t, w, value),
 //   and its loads must need no acquire ordering: RunsPairState's, an unordered WideState's).
-// Optional: VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
+// Optional: Kept with reduce_tile(p, slot, tile_smem, start, valid, kept) and prepare_tile(p, slot,
+// tile_smem, start, valid, kept): what each thread keeps in registers from its reduce to its warp's
+// prepare_tile, which runs right after the tile's aggregate is published (every compute warp has read
+// the tile for its reduce by then, so a warp may rewrite its own part of the slot), long before the
+// prefix is known. VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in), ahead_reads(p) (how the
 // look-ahead reads statuses in this launch, over BATCHED_LOOKAHEAD; batched reads need word and unpack).
 template <class Work> struct PipeEngine {
@@ -411,7 +422,11 @@ template <class Work> struct PipeEngine {
         const int w = warp_id();
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
         const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
-        const A mine = Work::reduce_tile(p, s.work[slot], ring + slot * TILE_CHUNKS, start, valid);
+        uint4* tile_smem = ring + slot * TILE_CHUNKS;
+        typename WorkKept<Work>::type kept;
+        A mine;
+        if constexpr (WorkKept<Work>::value) mine = Work::reduce_tile(p, s.work[slot], tile_smem, start, valid, kept);
+        else mine = Work::reduce_tile(p, s.work[slot], tile_smem, start, valid);
         const A warp_total = Work::template warp_sum<Op>(mine);
         if (lane_id() == 0) s.warp_totals[k & 1][w] = warp_total;
         named_barrier<COMPUTE_BARRIER, COMPUTE_THREADS>();
@@ -425,6 +440,8 @@ template <class Work> struct PipeEngine {
             if (by_publisher) mbar_arrive(&s.reduced[slot]);
             else state.publish(tile, STATUS_A, aggregate);
         }
+        // After the barrier: every warp's reads of the slot for its reduce are done.
+        if constexpr (WorkKept<Work>::value) Work::prepare_tile(p, s.work[slot], tile_smem, start, valid, kept);
         return true;
     }
 
