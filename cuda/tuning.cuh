@@ -69,11 +69,13 @@
 // ahead 0.62. Below 1024 tiles (32 MB) the classic agent is faster (2^22 i32: 18.0 against 19.1 us;
 // 2^23: 29.8 against 25.6 us).
 //
-// Selection keeps each thread's selection masks from its reduce to its scan in static shared memory
-// (up to 4 KB per slot for 1-byte items), so its ring has 6 stages, with 3 tiles reduced ahead (the
-// scan's best with 6 stages). It runs 16 compute warps of 4 chunks per lane: its per-item work
-// (predicate, packing) needs more warps to hide latency than the scan's (i32 select_if 50 % at 2^28:
-// 8 × 8 0.605, 12 × 4 0.592, 16 × 4 0.642 of memcpy; count_if 0.637 / 0.480 / 0.588).
+// Selection runs 16 compute warps of 4 chunks per lane: its per-item work (predicate, packing) needs
+// more warps to hide latency than the scan's (i32 select_if 50 % at 2^28: 8 × 8 0.605, 12 × 4 0.592,
+// 16 × 4 0.642 of memcpy; count_if 0.637 / 0.480 / 0.588); 32 × 2 cannot launch (1,120 threads with the
+// engine's 3 warps). A ring of 6 with 3 tiles reduced ahead: 7 stages fit since the masks stay in
+// registers, but measured 0.1-0.6 % slower at 2^28 and 19 % slower for select_if 1 % at 2^24; 2 ahead
+// of 6 was up to 2.6 × slower (select_if 1 % at 2^28; count_if, which waits for no prefix, unchanged:
+// the look-ahead's slack; benches/NOTES.md, session 15).
 //
 // The run-based primitives (agent_pipe_runs.cuh) run 16 compute warps of 4 chunks per lane like
 // selection (a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a ring of 6 and 3 tiles
