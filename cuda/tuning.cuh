@@ -69,23 +69,26 @@
 // ahead 0.62. Below 1024 tiles (32 MB) the classic agent is faster (2^22 i32: 18.0 against 19.1 us;
 // 2^23: 29.8 against 25.6 us).
 //
-// Selection runs 16 compute warps of 4 chunks per lane: its per-item work (predicate, packing) needs
-// more warps to hide latency than the scan's (i32 select_if 50 % at 2^28: 8 × 8 0.605, 12 × 4 0.592,
-// 16 × 4 0.642 of memcpy; count_if 0.637 / 0.480 / 0.588); 32 × 2 cannot launch (1,120 threads with the
-// engine's 3 warps). A ring of 6 with 3 tiles reduced ahead: 7 stages fit since the masks stay in
-// registers, but measured 0.1-0.6 % slower at 2^28 and 19 % slower for select_if 1 % at 2^24; 2 ahead
-// of 6 was up to 2.6 × slower (select_if 1 % at 2^28; count_if, which waits for no prefix, unchanged:
-// the look-ahead's slack; benches/NOTES.md, session 15).
+// Selection runs 20 compute warps of 4 chunks per lane (40 KB tiles, a ring of 5, 3 tiles reduced
+// ahead): its per-item work (predicate, staging) is chains of dependent instructions, and more warps
+// per scheduler hide them (ncu, benches/NOTES.md session 15). i32 at 2^28, µs, 16 × 4 (32 KB, ring of 6)
+// → 20 × 4: select_if 450 → 442, 1 % 377 → 338, in place 471 → 448, unique 399 → 384, count_if 256 →
+// 264 (fewer bytes in flight: 2 slots loading, not 3); 24 × 2 (24 KB, ring of 8) 12-29 % slower than
+// 16 × 4 (twice the per-warp overhead per item); 32 × 2 cannot launch (1,120 threads with the engine's
+// 3 warps; 29 compute warps at most). Earlier: 8 × 8 0.605, 12 × 4 0.592, 16 × 4 0.642 of memcpy for
+// select_if (session 4). With 16 × 4: a ring of 7 was 0.1-0.6 % slower at 2^28 and 19 % slower for
+// select_if 1 % at 2^24; 2 ahead of 6 up to 2.6 × slower (select_if 1 % at 2^28; count_if, which waits
+// for no prefix, unchanged: the look-ahead's slack). min_tiles 819: the 32 MB of 1024 tiles of 32 KB.
 //
-// The run-based primitives (agent_pipe_runs.cuh) run 16 compute warps of 4 chunks per lane like
-// selection (a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a ring of 6 and 3 tiles
-// reduced ahead; the encodings also keep staged head indices (up to 32 KB) in static shared memory.
+// The run-based primitives (agent_pipe_runs.cuh) run 16 compute warps of 4 chunks per lane (as
+// selection did until session 15; a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a
+// ring of 6 and 3 tiles reduced ahead; the encodings also keep staged head indices (up to 32 KB) in static shared memory.
 // Their per-round work (warp scans of (count, payload) pairs, staging) is latency-bound with 8 warps:
 // i32 at 2^28, runs of 4, same call, 8 × 8 / 16 × 4: run_length_encode 1205 / 733 µs, reduce_by_key
 // 1231 / 1246, unique_by_key 1256 / 1263 (CUB 784, 1250, 1749; benches/NOTES.md).
 #define LOOKBACK_PIPE_TUNING(X)  \
     X(scan, 8, 8, 7, 4, 1024)    \
-    X(select, 16, 4, 6, 3, 1024) \
+    X(select, 20, 4, 5, 3, 819)  \
     X(runs, 16, 4, 6, 3, 1024)
 
 namespace lookback {

@@ -164,10 +164,10 @@ impl<T: Element> Selected<T> {
 
 /// Compaction (select_if, unique, in place) runs on the classic agent below this many times the select
 /// row's `min_tiles` (`cuda/tuning.cuh`) under [`crate::Engine::Auto`]; counts and partitions switch at
-/// `min_tiles` itself. With session 13's copy-out the classic agent is as fast as the persistent engine
-/// or faster at 1024 persistent tiles (H200, µs, classic / persistent: i32 2^23 select_if 26.8 / 26.8,
+/// `min_tiles` itself (819 tiles of 40 KB: 32 MB). With session 13's copy-out the classic agent is as fast
+/// as the persistent engine or faster at 32 MB (H200, µs, classic / persistent: i32 2^23 select_if 26.8 / 26.8,
 /// in place 29.3 / 30.9, 1 % 23.1 / 24.7, unique 24.8 / 25.6; i64 2^22 in place 28.5 / 30.1, 1 % 22.7 /
-/// 23.9), and mostly slower from 2048 (i32 2^24 in place 48.9 / 47.1; i64 2^23 select_if 42.9 / 42.0).
+/// 23.9), and mostly slower from 64 MB (i32 2^24 in place 48.9 / 47.1; i64 2^23 select_if 42.9 / 42.0).
 const COMPACTION_CLASSIC_TILES_FACTOR: usize = 2;
 
 impl Workspace {

@@ -152,7 +152,7 @@ fn check_unique<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n:
     same(&got, &want, &format!("{what} in place into"));
 }
 
-/// Sizes around the tile boundaries of `engine` (the persistent one: 32 KB tiles, a last tile ending in
+/// Sizes around the tile boundaries of `engine` (the persistent one: 40 KB tiles, a last tile ending in
 /// a part the bulk copy cannot move, and more tiles than SMs).
 fn edge_sizes<T: TestElement>(engine: Engine) -> Vec<usize> {
     if engine == Engine::Persistent {
@@ -225,7 +225,7 @@ fn unaligned_views_select_correctly() {
     unaligned_views::<i64>();
 }
 
-/// The persistent engine over more tiles than its rings hold (132 SMs × 6 stages on an H200), i32:
+/// The persistent engine over more tiles than its rings hold (132 SMs × 5 stages on an H200), i32:
 /// every block goes round its ring several times.
 #[test]
 fn persistent_ring_wraps() {
