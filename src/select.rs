@@ -162,14 +162,6 @@ impl<T: Element> Selected<T> {
     }
 }
 
-/// Compaction (select_if, unique, in place) runs on the classic agent below this many times the select
-/// row's `min_tiles` (`cuda/tuning.cuh`) under [`crate::Engine::Auto`]; counts and partitions switch at
-/// `min_tiles` itself (819 tiles of 40 KB: 32 MB). With session 13's copy-out the classic agent is as fast
-/// as the persistent engine or faster at 32 MB (H200, µs, classic / persistent: i32 2^23 select_if 26.8 / 26.8,
-/// in place 29.3 / 30.9, 1 % 23.1 / 24.7, unique 24.8 / 25.6; i64 2^22 in place 28.5 / 30.1, 1 % 22.7 /
-/// 23.9), and mostly slower from 64 MB (i32 2^24 in place 48.9 / 47.1; i64 2^23 select_if 42.9 / 42.0).
-const COMPACTION_CLASSIC_TILES_FACTOR: usize = 2;
-
 impl Workspace {
     /// Launches one selection (two for the stable partition: a count, then the partition).
     pub(crate) fn select_raw<T: Element>(&mut self, stream: &Arc<CudaStream>, job: SelectJob) -> Result<()> {
@@ -184,10 +176,13 @@ impl Workspace {
         let tuning = kernels::tuning(Algo::Select, size_of::<T>());
         let tiles = job.n.div_ceil(tuning.tile_items(size_of::<T>()));
         // The persistent engine covers every layout by predicate or uniqueness; flags (a second input
-        // stream) and the mask-only mode stay on the classic agent. Under `Engine::Auto`, compaction keeps
-        // the classic agent up to COMPACTION_CLASSIC_TILES_FACTOR times the row's `min_tiles`.
+        // stream) and the mask-only mode stay on the classic agent. Under `Engine::Auto` every mode
+        // switches at the select row's `min_tiles` (32 MB). Compaction stayed on the classic agent up to
+        // 64 MB until session 15, whose persistent kernels are faster from 32 MB (H200, µs, classic /
+        // persistent / CUB: i32 2^23 select_if 26.5 / 23.2 / 26.8, in place 29.2 / 28.0 / 27.7, unique
+        // 24.8 / 21.0 / 26.1; i64 2^22 select_if 26.0 / 23.3 / 25.0, in place 27.7 / 27.3 / 26.1) and
+        // still slower at 16 MB (i32 2^22 select_if 16.9 / 18.3, in place 17.6 / 19.8; benches/NOTES.md).
         let bytes = job.n * size_of::<T>();
-        let auto_bytes = if job.mode == Mode::Compact { bytes / COMPACTION_CLASSIC_TILES_FACTOR } else { bytes };
         let persistent = match (job.mode, job.source) {
             (Mode::Mask, _) | (_, Source::Flags(_)) => None,
             _ => self.persistent_launch(
@@ -195,7 +190,7 @@ impl Workspace {
                 Algo::Select,
                 Some(kernels::pipe_select_kernel(T::DTYPE)),
                 bytes,
-                auto_bytes,
+                bytes,
                 &[job.input],
             )?,
         };
