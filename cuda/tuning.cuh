@@ -59,7 +59,7 @@
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles)`. A tile is
 // compute_warps × 32 lanes × chunks_per_lane chunks of 16 bytes (32 KB, the size NVIDIA's warp-specialised
-// scan uses); `stages` tiles are in flight per SM (the shared-memory ring: 7 × 32 KB = 224 KB of the
+// scan uses; 40 KB for selection, below); `stages` tiles are in flight per SM (the shared-memory ring: 7 × 32 KB = 224 KB of the
 // H200's 227 KB); the compute warps reduce `reduce_ahead` tiles ahead of the one they scan. Calls of
 // fewer than `min_tiles` tiles use the classic one-tile-per-block agent. build.rs parses this table too.
 //
