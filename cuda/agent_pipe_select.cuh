@@ -1,6 +1,8 @@
 // Compaction and partitions on the persistent engine (pipe_engine.cuh, sm_90+): select_if and unique
-// (MODE_COMPACT, out of place or in place), count_if (MODE_COUNT) and the three partition layouts. Flags
-// stay on the classic agent (agent_select.cuh).
+// (MODE_COMPACT, out of place or in place), count_if (MODE_COUNT) and the three partition layouts; with
+// FLAGS, select_flagged's compaction (out of place or in place), the flags a side stream of the engine
+// (one byte per item after the tile's items in its ring slot, pipe_engine.cuh) and the items moved as bits
+// (T is Bits<size>::type). The mask-only mode stays on the classic agent (agent_select.cuh).
 //
 // A tile reduces to its number of selected items. As soon as its aggregate is published, each warp
 // stages its own items, still in registers from the reduce, over its own part of the ring slot: selected
@@ -22,8 +24,10 @@
 
 namespace lookback {
 
-template <class T> struct PipeSelectWork : PipeWorkDefaults {
-    static constexpr Algo ALGO = Algo::select;
+template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults {
+    // Flagged selection has its own tuning row: its slots hold the flags too (tuning.cuh).
+    static constexpr Algo ALGO = FLAGS ? Algo::flagged : Algo::select;
+    static constexpr int SIDE_BYTES = FLAGS ? 1 : 0;
     using Params = SelectParams;
     using Op = OpSum;
     using A = uint64_t;
@@ -34,6 +38,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     // and so do the partitions (predicated equal within noise, in the stable partition's second pass).
     // In place the engine reads serially whatever this says (the state is ordered).
     static __device__ __forceinline__ AheadReads ahead_reads(const Params& p) {
+        if (FLAGS) return AheadReads::predicated;  // compaction only
         if (p.mode == MODE_COUNT) return AheadReads::clamped;
         if (p.mode == MODE_COMPACT) return AheadReads::predicated;
         return AheadReads::serial;
@@ -92,13 +97,17 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         aggregate = __reduce_add_sync(0xffffffffu, t);
     }
     // count_if needs the last tile's prefix only (for the total).
-    static __device__ __forceinline__ bool needs_prefix(const Params& p) { return p.mode != MODE_COUNT; }
+    static __device__ __forceinline__ bool needs_prefix(const Params& p) { return FLAGS || p.mode != MODE_COUNT; }
+    // Whether the launch compacts (flagged kernels only compact: their partition code is not compiled).
+    static __device__ __forceinline__ bool compacts(const Params& p) { return FLAGS || p.mode == MODE_COMPACT; }
+    static __device__ __forceinline__ const void* side_input(const Params& p) { return p.flags; }
     static __device__ __forceinline__ A initial(const Params&) { return 0; }
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_selected = total; }
 
     // Load lane, while the tile's bulk copy is in flight: the global reads that would otherwise stall a
     // compute warp (and, through the next barrier, all of them) for an HBM round trip on every tile.
     static __device__ __forceinline__ void on_load(const Params& p, Slot& slot, uint64_t start, uint64_t*) {
+        if (FLAGS) return;
         if (p.source == SOURCE_UNIQUE && start > 0) slot.before = static_cast<const T*>(p.in)[start - 1];
         if (p.mode == MODE_PARTITION_STABLE) slot.known_total = *p.known_total;
     }
@@ -134,6 +143,30 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         return items_differ(first_item, before);
     }
 
+    // FLAGS: the flags of chunk j of this lane as E bits (bit e: item e's flag is not zero), from the
+    // slot's side items; past the bulk-copied part of a partial tile from global memory, 0 past its end.
+    template <bool FULL>
+    static __device__ __forceinline__ uint32_t chunk_flags(const Params& p, const uint4* tile, uint64_t start,
+                                                           int valid, int j) {
+        const int first = Engine::chunk_index(j) * E;
+        const uint8_t* side = reinterpret_cast<const uint8_t*>(Engine::side_items(tile));
+        if (FULL && E == 4) {
+            // Four flag bytes in one load: 0x01 in each nonzero byte, then gathered into bits 0-3.
+            uint32_t v = __vcmpne4(reinterpret_cast<const uint32_t*>(side)[first / 4], 0u) & 0x01010101u;
+            v |= v >> 7;
+            return (v | v >> 14) & 0xfu;
+        }
+        uint32_t bits = 0;
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const uint8_t f = FULL ? side[first + e]
+                                   : Engine::partial_item(Engine::side_items(tile), p.flags + start, first + e, valid,
+                                                          (uint8_t)0);
+            bits |= (uint32_t)(f != 0) << e;
+        }
+        return bits;
+    }
+
     static __device__ __forceinline__ A reduce_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
                                                     int valid, Kept& kept) {
         return valid == Engine::TILE_ITEMS ? reduce_rows<true>(p, slot, tile, start, valid, kept)
@@ -153,11 +186,13 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
 #pragma unroll
                 for (int e = 0; e < E; ++e) x[c * E + e] = kept.c[g * CG + c].items[e];
             }
-            uint32_t mask;
-            if (p.source == SOURCE_PRED) {
+            uint32_t mask = 0;
+            if constexpr (FLAGS) {
+#pragma unroll
+                for (int c = 0; c < CG; ++c) mask |= chunk_flags<FULL>(p, tile, start, valid, g * CG + c) << (c * E);
+            } else if (p.source == SOURCE_PRED) {
                 mask = eval_predicate(p.pred, x);
             } else {
-                mask = 0;
 #pragma unroll
                 for (int k = 0; k < G; ++k) {
                     const bool differs = k % E == 0
@@ -239,7 +274,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
     // memory, put the row scan and the staging between the prefix and the slot's release on every tile.)
     static __device__ __forceinline__ void prepare_tile(const Params& p, Slot& slot, uint4* tile, uint64_t,
                                                         int, const Kept& kept) {
-        if (p.mode == MODE_COUNT) return;
+        if (!FLAGS && p.mode == MODE_COUNT) return;
         const int lane = lane_id();
         uint32_t bits[CPL];
         Packed counts = 0;
@@ -259,15 +294,15 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
             selected += field(totals, j);
         }
         T* stage = reinterpret_cast<T*>(tile + Engine::chunk_index(0) - lane);
-        if (p.mode != MODE_COMPACT) stage_items<true>(stage, kept.c, bits, row_base, exclusive, selected);
-        else stage_items<false>(stage, kept.c, bits, row_base, exclusive, selected);
+        if (compacts(p)) stage_items<false>(stage, kept.c, bits, row_base, exclusive, selected);
+        else if constexpr (!FLAGS) stage_items<true>(stage, kept.c, bits, row_base, exclusive, selected);
         if (lane == 0) slot.selected[warp_id()] = selected;
     }
 
     // Once the prefix is known: the warp's staged items out, coalesced.
     static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
                                                      int valid, A carry) {
-        if (p.mode == MODE_COUNT) return;
+        if (!FLAGS && p.mode == MODE_COUNT) return;
         const int lane = lane_id();
         // The staging and `selected` were written by other lanes of this warp (prepare_tile); with no
         // tile reduced in between, no barrier has ordered them yet.
@@ -277,7 +312,7 @@ template <class T> struct PipeSelectWork : PipeWorkDefaults {
         T* out = static_cast<T*>(p.out) + carry;
 #pragma unroll 4
         for (uint32_t i = lane; i < selected; i += 32) out[i] = stage[i];
-        if (p.mode == MODE_COMPACT) return;
+        if (compacts(p)) return;
         // Rejected items: those of the warp's valid items not selected, at their rank among all rejected.
         const int warp_first = Engine::chunk_index(0) * E - lane * E;  // the warp's first item in the tile
         const uint32_t warp_valid = (uint32_t)max(0, min(WARP_ITEMS, valid - warp_first));

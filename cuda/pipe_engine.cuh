@@ -39,6 +39,15 @@
 // stream's trailing < 16 bytes of the last tile are read from global memory by the compute warps
 // (partial_item on that stream's part of the slot).
 //
+// A side stream (agent_pipe_select.cuh: select_flagged's flags). A Work may declare SIDE_BYTES > 0 and
+// `side_input(p)`: the tile keeps TILE_BYTES of items (TILE_ITEMS = TILE_BYTES / ITEM_BYTES, as with one
+// stream) and each ring slot grows by the tile's side items, TILE_ITEMS × SIDE_BYTES bytes right after
+// them (the host sizes the ring the same way: `PipeTuning::with_side_stream`). The side stream's bulk
+// copy completes on the slot's `full` barrier too; its trailing < 16 bytes of the last tile are read from
+// global memory by the compute warps (partial_item on the slot's side part, `side_items`). Unlike
+// VALUE_BYTES, the compute warps' item layout is that of one stream, so a one-stream Work takes a side
+// stream without changing how it reads its items.
+//
 // Operators that do not commute (COMMUTATIVE = false in the Work: the segmented pair operator of the
 // run-based primitives) get the look-ahead's ordered fold: each lane folds AHEAD_PER_LANE consecutive
 // tiles in tile order and the warp reduction combines lanes in lane order, so aggregates are combined
@@ -102,6 +111,9 @@ struct PipeWorkDefaults {
 template <class W, class = void> struct WorkValueBytes : std::integral_constant<int, 0> {};
 template <class W> struct WorkValueBytes<W, std::void_t<decltype(W::VALUE_BYTES)>>
     : std::integral_constant<int, W::VALUE_BYTES> {};
+template <class W, class = void> struct WorkSideBytes : std::integral_constant<int, 0> {};
+template <class W> struct WorkSideBytes<W, std::void_t<decltype(W::SIDE_BYTES)>>
+    : std::integral_constant<int, W::SIDE_BYTES> {};
 template <class W, class = void> struct WorkCommutes : std::true_type {};
 template <class W> struct WorkCommutes<W, std::void_t<decltype(W::COMMUTATIVE)>>
     : std::bool_constant<W::COMMUTATIVE> {};
@@ -146,7 +158,8 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 // tile_smem, start, valid, kept): what each thread keeps in registers from its reduce to its warp's
 // prepare_tile, which runs right after the tile's aggregate is published (every compute warp has read
 // the tile for its reduce by then, so a warp may rewrite its own part of the slot), long before the
-// prefix is known. VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)), COMMUTATIVE
+// prefix is known. VALUE_BYTES (> 0: a second input stream; then also input(p) and values_input(p)),
+// SIDE_BYTES (> 0: a side stream after the tile in its slot; then also side_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in), ahead_reads(p) (how the
 // look-ahead reads statuses in this launch, over BATCHED_LOOKAHEAD; batched reads need word and unpack).
 template <class Work> struct PipeEngine {
@@ -178,7 +191,12 @@ template <class Work> struct PipeEngine {
     static_assert(VALUE_BYTES == 0 || (VALUES_OFFSET % 16 == 0 && TILE_ITEMS * VALUE_BYTES % 16 == 0 &&
                                        VALUES_OFFSET + TILE_ITEMS * VALUE_BYTES <= TILE_BYTES),
                   "both streams of a tile are 16-byte aligned and fit its slot");
-    static constexpr int RING_BYTES = STAGES * TILE_BYTES;  // the dynamic shared memory of a launch
+    // Bytes per item of the side stream (0: none) and a ring slot's size: the tile, then its side items.
+    static constexpr int SIDE_BYTES = WorkSideBytes<Work>::value;
+    static_assert(SIDE_BYTES == 0 || VALUE_BYTES == 0, "a Work has a second stream or a side stream, not both");
+    static constexpr int SLOT_BYTES = TILE_BYTES + (TILE_ITEMS * SIDE_BYTES + 15) / 16 * 16;
+    static constexpr int SLOT_CHUNKS = SLOT_BYTES / 16;
+    static constexpr int RING_BYTES = STAGES * SLOT_BYTES;  // the dynamic shared memory of a launch
     // Aggregates each look-ahead lane reads per step. With 4 tiles reduced ahead of a ring of 6, 2 / 4 / 8
     // per lane gave 0.962 / 0.946 / 0.954 of memcpy for the i32 scan and 0.57 / 0.75 / 0.76 for i64.
     // The run-based Works (not commutative) and the batched Works read 8: a block's consecutive tiles are
@@ -258,14 +276,19 @@ template <class Work> struct PipeEngine {
             // Each stream's trailing < 16 bytes of the last tile are read by the compute warps (bulk copies
             // move 16-byte multiples).
             const uint32_t key_bytes = (items * Work::ITEM_BYTES) & ~15u;
-            uint32_t value_bytes = 0;
+            uint32_t value_bytes = 0, side_bytes = 0;
             if constexpr (VALUE_BYTES > 0) value_bytes = (items * VALUE_BYTES) & ~15u;
-            mbar_expect_tx(&s.full[slot], key_bytes + value_bytes);
-            char* dst = reinterpret_cast<char*>(ring + slot * TILE_CHUNKS);
+            if constexpr (SIDE_BYTES > 0) side_bytes = (items * SIDE_BYTES) & ~15u;
+            mbar_expect_tx(&s.full[slot], key_bytes + value_bytes + side_bytes);
+            char* dst = reinterpret_cast<char*>(ring + slot * SLOT_CHUNKS);
             if (key_bytes) bulk_load(dst, keys + start * Work::ITEM_BYTES, key_bytes, &s.full[slot]);
             if constexpr (VALUE_BYTES > 0) {
                 const char* values = static_cast<const char*>(Work::values_input(p));
                 if (value_bytes) bulk_load(dst + VALUES_OFFSET, values + start * VALUE_BYTES, value_bytes, &s.full[slot]);
+            }
+            if constexpr (SIDE_BYTES > 0) {
+                const char* side = static_cast<const char*>(Work::side_input(p));
+                if (side_bytes) bulk_load(dst + TILE_BYTES, side + start * SIDE_BYTES, side_bytes, &s.full[slot]);
             }
             // While the copies are in flight: the Work's own global loads, finished before the arrival
             // (release) lets the slot's phase complete.
@@ -422,7 +445,7 @@ template <class Work> struct PipeEngine {
         const int w = warp_id();
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
         const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
-        uint4* tile_smem = ring + slot * TILE_CHUNKS;
+        uint4* tile_smem = ring + slot * SLOT_CHUNKS;
         typename WorkKept<Work>::type kept;
         A mine;
         if constexpr (WorkKept<Work>::value) mine = Work::reduce_tile(p, s.work[slot], tile_smem, start, valid, kept);
@@ -458,7 +481,7 @@ template <class Work> struct PipeEngine {
             const A prefix = s.prefix[slot];
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
             const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
-            Work::scan_tile(p, s.work[slot], ring + slot * TILE_CHUNKS, start, valid,
+            Work::scan_tile(p, s.work[slot], ring + slot * SLOT_CHUNKS, start, valid,
                             Op::apply(prefix, s.warp_exclusive[slot][warp_id()]));
             if (threadIdx.x == 0 && last) Work::finish(p, Op::apply(prefix, s.aggregate[slot]));
         }
@@ -495,6 +518,9 @@ template <class Work> struct PipeEngine {
         if (i < valid) return in[i];
         return fill;
     }
+
+    // The side items of a tile in its slot (SIDE_BYTES > 0).
+    static __device__ __forceinline__ const uint4* side_items(const uint4* tile_smem) { return tile_smem + TILE_CHUNKS; }
 
     // This lane's chunk j of the tile (index into the tile's chunks) and its first item.
     static __device__ __forceinline__ int chunk_index(int j) { return (int)warp_id() * 32 * CPL + 32 * j + (int)lane_id(); }

@@ -86,14 +86,27 @@
 // Their per-round work (warp scans of (count, payload) pairs, staging) is latency-bound with 8 warps:
 // i32 at 2^28, runs of 4, same call, 8 × 8 / 16 × 4: run_length_encode 1205 / 733 µs, reduce_by_key
 // 1231 / 1246, unique_by_key 1256 / 1263 (CUB 784, 1250, 1749; benches/NOTES.md).
+//
+// select_flagged (`flagged`) is selection with the flags as a side stream: each slot holds the tile's
+// items and then its flags (one byte per item), so a 32 KB tile of items takes 40 KB with i32 items and
+// 36 KB with i64, and 16 × 4 keeps the ring of 5 and 3 tiles reduced ahead that selection has (20 × 4 would
+// take 50 KB slots, a ring of 4). 1- and 2-byte items would add 16-32 KB per slot: they keep the classic
+// agent, and no persistent kernel is compiled for them (LOOKBACK_PIPE_FLAGGED_BYTES; the kernels move
+// items as bits, so one per item size serves every type).
 #define LOOKBACK_PIPE_TUNING(X)  \
     X(scan, 8, 8, 7, 4, 1024)    \
     X(select, 20, 4, 5, 3, 819)  \
+    X(flagged, 16, 4, 5, 3, 1024) \
     X(runs, 16, 4, 6, 3, 1024)
+
+// Item sizes with a persistent select_flagged kernel (lookback_pipe_flagged_b<bytes>; build.rs parses it).
+#define LOOKBACK_PIPE_FLAGGED_BYTES(X) \
+    X(4)                               \
+    X(8)
 
 namespace lookback {
 
-enum class Algo { scan, select, runs, encode, encode_small };
+enum class Algo { scan, select, flagged, runs, encode, encode_small };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

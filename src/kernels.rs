@@ -18,6 +18,8 @@ pub(crate) struct Kernel {
 pub(crate) enum Algo {
     Scan,
     Select,
+    /// select_flagged on the persistent engine (its ring slots hold the flags too).
+    Flagged,
     /// The run-based kernels with a value column (by key, unique_by_key).
     Runs,
     /// The encodings: run-based kernels without a value column.
@@ -65,6 +67,8 @@ pub(crate) struct PipeTuning {
     pub stages: u32,
     /// Calls of fewer tiles use the classic agent.
     pub min_tiles: u32,
+    /// Bytes of a side stream after each tile in its ring slot (`with_side_stream`), 0 for none.
+    pub side_bytes_per_tile: u32,
 }
 
 impl PipeTuning {
@@ -77,9 +81,15 @@ impl PipeTuning {
     pub const fn tile_bytes(self) -> usize {
         self.compute_warps as usize * 32 * self.chunks_per_lane as usize * 16
     }
-    /// Dynamic shared memory of one block: the ring of `stages` tiles.
+    /// Dynamic shared memory of one block: the ring of `stages` tiles and their side streams.
     pub const fn ring_bytes(self) -> usize {
-        self.stages as usize * self.tile_bytes()
+        self.stages as usize * (self.tile_bytes() + self.side_bytes_per_tile as usize)
+    }
+    /// This shape with a side stream of `side_bytes` per item of `item_bytes` after each tile, rounded up
+    /// to 16 bytes (`SLOT_BYTES` in `cuda/pipe_engine.cuh`).
+    pub const fn with_side_stream(self, item_bytes: usize, side_bytes: usize) -> Self {
+        let bytes = (self.tile_bytes() / item_bytes * side_bytes).div_ceil(16) * 16;
+        Self { side_bytes_per_tile: bytes as u32, ..self }
     }
 }
 
@@ -148,21 +158,31 @@ const SCAN_OPS: [OpKind; 6] = [OpKind::Sum, OpKind::Min, OpKind::Max, OpKind::An
 const KEYED_OPS: [OpKind; 3] = [OpKind::Sum, OpKind::Min, OpKind::Max];
 const KEY_BYTES: [usize; 4] = [1, 2, 4, 8];
 
-/// Every persistent (sm_90+) kernel the typed lookups can return, with the tuning row it launches with.
-pub(crate) fn pipe_kernels() -> Vec<(Kernel, Algo)> {
+/// The shape the persistent select_flagged kernel of `item_bytes` items launches with: the `flagged` row
+/// with one flag byte per item after each tile.
+pub(crate) fn pipe_flagged_tuning(item_bytes: usize) -> Option<PipeTuning> {
+    Some(pipe_tuning(Algo::Flagged)?.with_side_stream(item_bytes, 1))
+}
+
+/// Every persistent (sm_90+) kernel the typed lookups can return, with the shape it launches with.
+pub(crate) fn pipe_kernels() -> Vec<(Kernel, Option<PipeTuning>)> {
+    let row = |k: Kernel, algo| (k, pipe_tuning(algo));
     let mut kernels = Vec::new();
+    for bytes in [1, 2, 4, 8] {
+        kernels.extend(pipe_flagged_kernel(bytes).map(|k| (k, pipe_flagged_tuning(bytes))));
+    }
     for ty in DType::ALL {
-        kernels.extend(SCAN_OPS.iter().filter_map(|&op| pipe_scan_kernel(op, ty)).map(|k| (k, Algo::Scan)));
-        kernels.push((pipe_select_kernel(ty), Algo::Select));
+        kernels.extend(SCAN_OPS.iter().filter_map(|&op| pipe_scan_kernel(op, ty)).map(|k| row(k, Algo::Scan)));
+        kernels.push(row(pipe_select_kernel(ty), Algo::Select));
         for key_bytes in KEY_BYTES {
             kernels.extend(
-                KEYED_OPS.iter().filter_map(|&op| pipe_by_key_kernel(op, key_bytes, ty)).map(|k| (k, Algo::Runs)),
+                KEYED_OPS.iter().filter_map(|&op| pipe_by_key_kernel(op, key_bytes, ty)).map(|k| row(k, Algo::Runs)),
             );
         }
     }
     for key_bytes in KEY_BYTES {
         for value_bytes in [0, 1, 2, 4, 8] {
-            kernels.extend(pipe_runs_kernel(key_bytes, value_bytes).map(|k| (k, Algo::Runs)));
+            kernels.extend(pipe_runs_kernel(key_bytes, value_bytes).map(|k| row(k, Algo::Runs)));
         }
     }
     kernels
@@ -208,11 +228,11 @@ pub struct PipeSharedMemory {
 pub(crate) fn pipe_shared_memory(ctx: &Arc<CudaContext>) -> Result<Vec<PipeSharedMemory>> {
     pipe_kernels()
         .into_iter()
-        .map(|(k, algo)| {
+        .map(|(k, pipe)| {
             let func = function(ctx, k)?;
             let static_bytes =
                 func.get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
-            let ring_bytes = pipe_tuning(algo).map_or(0, PipeTuning::ring_bytes);
+            let ring_bytes = pipe.map_or(0, PipeTuning::ring_bytes);
             Ok(PipeSharedMemory { name: k.name, static_bytes: static_bytes.max(0) as usize, ring_bytes })
         })
         .collect()

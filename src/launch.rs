@@ -1,6 +1,6 @@
 //! Grid sizing, the reusable look-back workspace, and the one place that launches kernels.
 use crate::error::{Error, Result};
-use crate::kernels::{self, Algo, Kernel, PipeTuning, Tuning};
+use crate::kernels::{self, Kernel, PipeTuning, Tuning};
 use crate::pred::PredProgram;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, sys};
 use std::collections::HashMap;
@@ -316,21 +316,22 @@ impl Workspace {
         self.engine = engine;
     }
 
-    /// The persistent launch — (kernel, shape, tiles) — of `algo` for a call of `bytes` bytes, if the
-    /// engine setting, the GPU (sm_90+, enough shared memory for the ring plus the kernel's static shared
-    /// memory), the size and the alignment of `addrs` allow it. [`Engine::Auto`] compares `auto_bytes`
-    /// (usually `bytes`) with the row's `min_tiles` tiles.
+    /// The persistent launch — (kernel, shape, tiles) — of a kernel of shape `pipe` (a row of
+    /// `kernels::pipe_tuning`) for a call of `bytes` bytes of tiled items, if the engine setting, the GPU
+    /// (sm_90+, enough shared memory for the ring plus the kernel's static shared memory), the size and the
+    /// alignment of `addrs` allow it. [`Engine::Auto`] compares `auto_bytes` (usually `bytes`) with the
+    /// row's `min_tiles` tiles.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn persistent_launch(
         &mut self,
         stream: &CudaStream,
-        algo: Algo,
+        pipe: Option<PipeTuning>,
         kernel: Option<Kernel>,
         bytes: usize,
         auto_bytes: usize,
         addrs: &[u64],
     ) -> Result<Option<(Kernel, Shape, usize)>> {
-        let (Some(pipe), Some(kernel)) = (kernels::pipe_tuning(algo), kernel) else { return Ok(None) };
+        let (Some(pipe), Some(kernel)) = (pipe, kernel) else { return Ok(None) };
         if self.engine == Engine::Classic || addrs.iter().any(|a| a % 16 != 0) {
             return Ok(None);
         }

@@ -143,6 +143,12 @@ pub mod __private {
     pub fn select_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Select, bytes).tile_items(bytes)
     }
+    /// Items per tile of the persistent select_flagged kernel for items of `bytes` bytes, if there is one.
+    pub fn pipe_flagged_tile_items(bytes: usize) -> Option<usize> {
+        crate::kernels::pipe_flagged_tuning(bytes)
+            .filter(|_| crate::kernels::pipe_flagged_kernel(bytes).is_some())
+            .map(|p| p.tile_bytes() / bytes)
+    }
     /// Items per tile of the classic run-based kernels with a value column whose larger column (key or
     /// value) has `bytes` bytes.
     pub fn runs_tile_items(bytes: usize) -> usize {

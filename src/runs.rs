@@ -296,7 +296,14 @@ impl Workspace {
         } else {
             0
         };
-        let persistent = self.persistent_launch(stream, Algo::Runs, job.pipe_kernel, bytes, auto_bytes, &aligned)?;
+        let persistent = self.persistent_launch(
+            stream,
+            kernels::pipe_tuning(Algo::Runs),
+            job.pipe_kernel,
+            bytes,
+            auto_bytes,
+            &aligned,
+        )?;
         let (kernel, shape, tiles) = match persistent {
             Some(plan) => plan,
             None => {

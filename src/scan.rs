@@ -167,16 +167,22 @@ impl Workspace {
     ) -> Result<()> {
         let bytes = n * size_of::<T>();
         let pipe_kernel = kernels::pipe_scan_kernel(op.kind(), T::DTYPE);
-        let (kernel, shape, tiles) =
-            match self.persistent_launch(stream, Algo::Scan, pipe_kernel, bytes, bytes, &[src, dst])? {
-                Some(plan) => plan,
-                None => {
-                    let kernel = kernels::scan_kernel(op.kind(), T::DTYPE)
-                        .ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })?;
-                    let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
-                    (kernel, Shape::Classic(tuning), n.div_ceil(tuning.tile_items(size_of::<T>())))
-                }
-            };
+        let (kernel, shape, tiles) = match self.persistent_launch(
+            stream,
+            kernels::pipe_tuning(Algo::Scan),
+            pipe_kernel,
+            bytes,
+            bytes,
+            &[src, dst],
+        )? {
+            Some(plan) => plan,
+            None => {
+                let kernel = kernels::scan_kernel(op.kind(), T::DTYPE)
+                    .ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })?;
+                let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
+                (kernel, Shape::Classic(tuning), n.div_ceil(tuning.tile_items(size_of::<T>())))
+            }
+        };
         self.launch_shaped(stream, kernel, shape, tiles, |lb, _| ScanParams {
             input: src,
             output: dst,

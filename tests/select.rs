@@ -153,12 +153,17 @@ fn check_unique<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n:
 }
 
 /// Sizes around the tile boundaries of `engine` (the persistent one: 40 KB tiles, a last tile ending in
-/// a part the bulk copy cannot move, and more tiles than SMs).
+/// a part the bulk copy cannot move, and more tiles than SMs; select_flagged's own tiles of 4- and 8-byte
+/// items, whose flags' last < 16 bytes the bulk copy cannot move either).
 fn edge_sizes<T: TestElement>(engine: Engine) -> Vec<usize> {
     if engine == Engine::Persistent {
         let t = lookback::__private::pipe_select_tile_items(size_of::<T>());
         let odd = (16 / size_of::<T>()).max(2) - 1;
-        return vec![1, 2, 33, t - 1, t, t + 1, t + odd, 2 * t + odd, 140 * t + 3];
+        let mut sizes = vec![1, 2, 33, t - 1, t, t + 1, t + odd, 2 * t + odd, 140 * t + 3];
+        if let Some(f) = lookback::__private::pipe_flagged_tile_items(size_of::<T>()) {
+            sizes.extend([f - 1, f, f + 15, 2 * f + 1, 3 * f + 17]);
+        }
+        return sizes;
     }
     let t = lookback::__private::select_tile_items(size_of::<T>());
     vec![0, 1, 2, 33, t - 1, t, t + 1, 2 * t + 1, 5 * t - 3, 33 * t + 7]
@@ -225,6 +230,53 @@ fn unaligned_views_select_correctly() {
     unaligned_views::<i64>();
 }
 
+/// select_flagged on the persistent engine with views: an input view 16 bytes in and flags 16 bytes in
+/// (still bulk-copied), or flags one byte in (not 16-byte aligned: the classic agent), into a buffer and
+/// in place; nothing outside the views may change.
+fn flagged_views<T: TestElement>() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Persistent);
+    let f = lookback::__private::pipe_flagged_tile_items(size_of::<T>()).unwrap_or(4096);
+    let skip = 16 / size_of::<T>();
+    let n = 3 * f + 7;
+    let mask = Pattern::Half.mask(n + 16, 11);
+    let values: Vec<T> = values_for_mask(&mask, 11);
+    let flags: Vec<u8> = mask.iter().map(|&m| if m { 3 } else { 0 }).collect();
+    let d_in = stream.clone_htod(&values).unwrap();
+    let d_flags = stream.clone_htod(&flags).unwrap();
+    let what = format!("flagged views {} n={n}", T::DTYPE.name());
+    for flag_offset in [16, 1] {
+        let want: Vec<T> = (0..n).filter(|&i| flags[flag_offset + i] != 0).map(|i| values[skip + i]).collect();
+        let flag_view = d_flags.slice(flag_offset..flag_offset + n);
+        let mut out = upload_poisoned::<T>(&stream, n + 2);
+        let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+        ws.select_flagged_into(&d_in.slice(skip..skip + n), &flag_view, &mut out.slice_mut(1..1 + n), &mut count)
+            .unwrap();
+        let got = stream.clone_dtoh(&out).unwrap();
+        let k = stream.clone_dtoh(&count).unwrap()[0] as usize;
+        assert_eq!(k, want.len(), "{what} flags at {flag_offset}: count");
+        same(&got[1..1 + k], &want, &format!("{what} flags at {flag_offset}"));
+        assert!(
+            got[..1].iter().chain(&got[1 + k..]).all(|g| *g == T::poison()),
+            "{what} flags at {flag_offset}: wrote outside the selected items' places"
+        );
+        let mut buf = stream.clone_htod(&values).unwrap();
+        let k = ws.select_flagged_in_place(&mut buf.slice_mut(skip..skip + n), &flag_view).unwrap();
+        let got = stream.clone_dtoh(&buf).unwrap();
+        same(&got[skip..skip + k], &want, &format!("{what} flags at {flag_offset} in place"));
+        same(&got[..skip], &values[..skip], &format!("{what} in place: the items before the view"));
+        same(&got[skip + n..], &values[skip + n..], &format!("{what} in place: the items after the view"));
+    }
+}
+
+#[test]
+fn flagged_views_select_correctly() {
+    flagged_views::<i32>();
+    flagged_views::<f64>();
+    flagged_views::<u8>();
+}
+
 /// The persistent engine over more tiles than its rings hold (132 SMs × 5 stages on an H200), i32:
 /// every block goes round its ring several times.
 #[test]
@@ -249,6 +301,9 @@ fn sanitizer_cases() {
     let t = lookback::__private::pipe_select_tile_items(4);
     check_all::<i32>(&stream, &mut ws, 3 * t + 5, Pattern::Half, 1);
     check_unique::<i32>(&stream, &mut ws, 2 * t + 3, 2.0, 2);
+    // select_flagged's kernel of 8-byte items (check_all's i32 call covers the 4-byte one).
+    let t64 = lookback::__private::pipe_select_tile_items(8);
+    check_all::<i64>(&stream, &mut ws, 2 * t64 + 3, Pattern::Half, 5);
     let t8 = lookback::__private::pipe_select_tile_items(1);
     check_all::<u8>(&stream, &mut ws, 2 * t8 + 13, Pattern::Alternating, 3);
     check_unique::<u8>(&stream, &mut ws, t8 + 15, 3.0, 4);
