@@ -39,10 +39,15 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     // Each scan pair has a classic and a persistent kernel. Plus a classic selection, a persistent
     // compaction and a three-way partition kernel per type, keyed reductions/scans per (Sum/Min/Max, key
     // size, value type), and encodings per (key size, value size or none), each classic and persistent,
-    // plus the encodings' small-grid kernel per key size.
+    // plus the encodings' small-grid kernel per key size, and a persistent select_flagged kernel per item
+    // size of 4 and 8 bytes.
     let keyed = 2 * 3 * 4 * DType::ALL.len();
     let encodings = 2 * 4 * 5 + 4;
-    assert_eq!(lookback::__private::ALL_KERNELS.len(), 2 * count + 3 * DType::ALL.len() + keyed + encodings);
+    let flagged = 2;
+    assert_eq!(
+        lookback::__private::ALL_KERNELS.len(),
+        2 * count + 3 * DType::ALL.len() + keyed + encodings + flagged
+    );
 }
 
 #[test]
