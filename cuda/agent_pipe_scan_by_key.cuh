@@ -37,6 +37,10 @@ template <int KB, class V, class Op_> struct PipeScanByKeyWork : PipeRunsWork<KB
 
     // The scans write no run count.
     static __device__ __forceinline__ void finish(const Params&, A) {}
+    // No early staging: every item has a result, written straight from registers, and the write pass
+    // reads the whole tile (reduce_by_key's prepare_tile would stage over it).
+    template <class Kept>
+    static __device__ __forceinline__ void prepare_tile(const Params&, Slot&, uint4*, uint64_t, int, const Kept&) {}
 
     template <bool FULL, KeyEq EQ> struct WritePass {
         static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, const uint4* tile,

@@ -44,10 +44,7 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     let keyed = 2 * 3 * 4 * DType::ALL.len();
     let encodings = 2 * 4 * 5 + 4;
     let flagged = 2;
-    assert_eq!(
-        lookback::__private::ALL_KERNELS.len(),
-        2 * count + 3 * DType::ALL.len() + keyed + encodings + flagged
-    );
+    assert_eq!(lookback::__private::ALL_KERNELS.len(), 2 * count + 3 * DType::ALL.len() + keyed + encodings + flagged);
 }
 
 #[test]
