@@ -44,18 +44,18 @@
 // (the first version) put one warp store into up to 32 sectors and saturated L2 at a fifth of HBM's
 // write bandwidth (benches/NOTES.md).
 //
-// Early staging (prepare_tile). With one round per warp (ROUNDS == 1: keys and values of 4 or more bytes
-// together), the lanes keep their round in registers from the reduce (`Kept`), and right after the
-// tile's aggregate is published — long before its prefix is known — the warp scans the round and stages
-// its runs over its part of the slot: run keys, unique's values, reduce_by_key's results, the encodings'
-// lengths or ends after the keys. Only what depends on the prefix waits for it: the copy-out (at the
-// runs before the warp) and the result of the run open when the warp starts (kept beside the slot,
-// finished in scan_tile). Without it the write pass read the round again, recomputed its heads and
-// scanned it after the prefix wait, on every tile. An encoding warp whose keys and lengths do not fit
-// its part of the slot (more than about half its items are heads) stages nothing and writes after the
-// prefix as before (`LATE`), with the key before it kept beside the slot, since its left neighbour may
-// have staged over that key. The input's last tile (item n-1 closes its run), non-trivial runs and
-// shapes of several rounds per warp write after the prefix.
+// Early staging (prepare_tile; reduce_by_key and unique_by_key with one round per warp, ROUNDS == 1:
+// keys and values of 4 or more bytes together). The lanes keep their round in registers from the reduce
+// (`Kept`), and right after the tile's aggregate is published — long before its prefix is known — the warp
+// scans the round and stages its run keys and values or results over its part of the slot. Only what
+// depends on the prefix waits for it: the copy-out (at the runs before the warp) and reduce_by_key's result
+// of the run open when the warp starts (its part in the warp kept beside the slot, finished in scan_tile).
+// Without it the write pass read the round again, recomputed its heads and scanned it after the prefix
+// wait, on every tile: reduce_by_key i32 at 2^28 1088 → 1007 µs, unique_by_key 1265 → 1253 (H200,
+// benches/NOTES.md session 16). The encodings stay as they were: the same split (lengths or ends staged
+// after the keys, a fallback for warps whose runs do not fit) made run-length encoding 17 % slower and,
+// through its registers (96, the cap, with a spill), non-trivial runs 16 % slower though they never
+// staged early. The input's last tile (item n-1 closes its run) writes after the prefix.
 //
 // Not in place (the Rust layer rejects overlapping buffers): a tile reads key start-1 from global memory,
 // which is another tile's input.
@@ -194,17 +194,14 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     using LOp = std::conditional_t<VALUED, PairOp<Op_, true>, PairOp<OpMax, false>>;
     using VS = std::conditional_t<HAS_VALUES, V, uint8_t>;  // a value column's item (unused without one)
     static constexpr int VB_ = (int)sizeof(VS);
-    // Early staging (prepare_tile) needs the warp's items of one round in registers.
-    static constexpr bool EARLY = ROUNDS == 1;
-    static constexpr uint32_t LATE = ~0u;  // Slot::runs of an encoding warp that did not stage early
+    // Early staging (prepare_tile): keyed Works whose warp's items are one round, kept in registers.
+    static constexpr bool EARLY = ROUNDS == 1 && HAS_VALUES;
     struct Slot {
         uint4 before;  // the 16 bytes of keys before the tile (tiles after the first): key start-1 last
-        // Early-staged tiles, per warp (prepare_tile for scan_tile): runs starting in the warp (or LATE);
-        // reduce_by_key: the reduction of its items before its first head; the encodings: the
-        // round-local index of its first head; a LATE warp's key before its first item.
+        // Early-staged tiles, per warp (prepare_tile for scan_tile): runs starting in the warp, and for
+        // reduce_by_key the reduction of its items before its first head.
         uint32_t runs[EARLY ? WARPS : 1];
         AV first[EARLY ? WARPS : 1];
-        K key_before[EARLY && !HAS_VALUES ? WARPS : 1];
     };
     using Engine = PipeEngine<PipeRunsWork>;
 
@@ -216,10 +213,9 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         uint32_t counted;  // bit e: item e counts in the pair: a head, or for non-trivial runs a marker
         int n;             // items of the lane that exist (GI in a full tile)
     };
-    // What a lane keeps from its reduce for prepare_tile (EARLY): its round and the key before the warp.
+    // What a lane keeps from its reduce for prepare_tile (EARLY): its round.
     struct Kept {
         Round r;
-        K before;
     };
 
     static __device__ __forceinline__ const void* input(const Params& p) { return p.keys; }
@@ -372,15 +368,13 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                                                 uint64_t start, Kept& kept) {
             A total = Op::template identity<A>();
             K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
-            kept.before = prev;
             const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
             bool prev_head = nt && warp_head_before<FULL, EQ>(p, slot, tile, start, valid);
             const int warp_first = (int)warp_id() * WARP_ITEMS;
 #pragma unroll 1
             for (int g = 0; g < ROUNDS; ++g) {
                 const int first = warp_first + g * ROUND_ITEMS;
-                const Round r = load_round<FULL, EQ, VALUED || (EARLY && UNIQUE)>(p, tile, start, valid, first, prev,
-                                                                                    nt, prev_head);
+                const Round r = load_round<FULL, EQ, VALUED || EARLY>(p, tile, start, valid, first, prev, nt, prev_head);
                 if constexpr (EARLY) kept.r = r;
                 const L round = warp_reduce<LOp>(lane_pair<FULL>(r, GI * (int)lane_id()));
                 total = Op::apply(total, widen(round, start + (uint64_t)first));
@@ -394,22 +388,17 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         return dispatch<ReducePass>(p, valid, slot, tile, start, kept);
     }
 
-    // Whether a tile is staged early (prepare_tile): not the input's last (item n-1 closes its run there)
-    // and not non-trivial runs. A full tile, then. Uniform over the tile.
+    // Whether a tile is staged early (prepare_tile): EARLY, and not the input's last tile (item n-1
+    // closes its run there), so a full one. Uniform over the tile.
     static __device__ __forceinline__ bool early_tile(const Params& p, uint64_t start, int valid) {
-        return EARLY && start + (uint64_t)valid != p.n && (HAS_VALUES || p.mode != RUNS_NON_TRIVIAL);
+        return EARLY && start + (uint64_t)valid != p.n;
     }
 
-    // An encoding's staged lengths or ends: after the warp's staged keys, 8-byte aligned (its part of the
-    // slot starts at a multiple of 16 bytes).
-    static __device__ __forceinline__ int staged_values_offset(uint32_t runs) { return (int)(runs * KB + 7) & ~7; }
-
-    // Right after the tile's aggregate is published (EARLY tiles): the warp scans its round, kept in
+    // Right after the tile's aggregate is published (early tiles): the warp scans its round, kept in
     // registers, and stages its runs over its part of the slot (every warp has read the slot by then),
-    // each run at its index h among the warp's runs. reduce_by_key stages at head h the result of the run
-    // it closes (h - 1 among the warp's runs; h = 0 closes the run open when the warp starts, whose
-    // result needs the prefix: its part in the warp goes to Slot::first); the encodings stage the length
-    // (or end) of the run head h closes, for h >= 1, and the first head's index.
+    // each at its index h among the warp's runs: the run's key, and unique's value or reduce_by_key's
+    // result of the run head h closes (h - 1; h = 0 closes the run open when the warp starts, whose result
+    // needs the prefix: its part in the warp goes to Slot::first).
     static __device__ __forceinline__ void prepare_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
                                                         int valid, const Kept& kept) {
         if constexpr (EARLY) {
@@ -420,97 +409,52 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
             const L inclusive = warp_inclusive_scan<LOp>(lane_pair<true>(r, GI * lane));
             L exclusive = shfl_up(inclusive, 1);
             if (lane == 0) exclusive = LOp::template identity<L>();
-            const uint32_t runs = shfl_from(inclusive, 31).count;
             K* stage_keys = reinterpret_cast<K*>(tile) + first;
+            V* stage_values = reinterpret_cast<V*>(reinterpret_cast<char*>(tile) + Engine::VALUES_OFFSET) + first;
             uint32_t h = exclusive.count;
-            if constexpr (HAS_VALUES) {
-                V* stage_values = reinterpret_cast<V*>(reinterpret_cast<char*>(tile) + Engine::VALUES_OFFSET) + first;
-                [[maybe_unused]] AV cur = exclusive.value;  // reduce_by_key: since the latest head (in the warp)
+            [[maybe_unused]] AV cur = exclusive.value;  // reduce_by_key: since the latest head in the warp
 #pragma unroll
-                for (int e = 0; e < GI; ++e) {
-                    const bool head = (r.heads >> e) & 1u;
-                    if (head) stage_keys[h] = r.k[e];
-                    if constexpr (UNIQUE) {
-                        if (head) stage_values[h] = r.v[e];
-                    } else {
-                        if (head && h == 0) slot.first[w] = cur;
-                        if (head && h > 0) stage_values[h] = Acc<V>::store(cur);
-                        const AV x = value_at<true>(r, e);
-                        cur = head ? x : Op_::apply(cur, x);
-                    }
-                    h += head;
+            for (int e = 0; e < GI; ++e) {
+                const bool head = (r.heads >> e) & 1u;
+                if (head) stage_keys[h] = r.k[e];
+                if constexpr (UNIQUE) {
+                    if (head) stage_values[h] = r.v[e];
+                } else {
+                    if (head && h == 0) slot.first[w] = cur;
+                    if (head && h > 0) stage_values[h] = Acc<V>::store(cur);
+                    const AV x = value_at<true>(r, e);
+                    cur = head ? x : Op_::apply(cur, x);
                 }
-            } else {
-                const uint32_t lb = p.length_bytes;
-                const int off = staged_values_offset(runs);
-                if (off + (int)(runs * lb) > WARP_ITEMS * KB) {
-                    if (lane == 0) {
-                        slot.runs[w] = LATE;
-                        slot.key_before[w] = kept.before;
-                    }
-                    return;
-                }
-                void* stage_values = reinterpret_cast<char*>(stage_keys) + off;
-                const uint64_t round_at = start + (uint64_t)first;
-                const bool ends = p.mode == RUNS_ENDS;
-                int cur = exclusive.value;  // round-local index of the latest head before the lane, if any
-#pragma unroll
-                for (int e = 0; e < GI; ++e) {
-                    const int i = GI * lane + e;
-                    const bool head = (r.heads >> e) & 1u;
-                    if (head) stage_keys[h] = r.k[e];
-                    if (head && h == 0) slot.first[w] = (AV)i;
-                    if (head && h > 0) put_index(stage_values, h, ends ? round_at + (uint64_t)i : (uint64_t)(i - cur), lb);
-                    cur = head ? i : cur;
-                    h += head;
-                }
+                h += head;
             }
-            if (lane == 0) slot.runs[w] = runs;
+            if (lane == 0) slot.runs[w] = shfl_from(inclusive, 31).count;
         }
     }
 
-    // Once the prefix is known, an early-staged warp's runs out (coalesced), at `carry.count`, the runs
-    // before the warp; the run open when the warp starts (run carry.count - 1) is finished here.
-    static __device__ __forceinline__ void copy_out(const Params& p, const Slot& slot, const uint4* tile,
-                                                    uint64_t start, A carry, uint32_t runs) {
+    // Once the prefix is known, an early-staged warp's runs out (coalesced) at `carry.count`, the runs
+    // before the warp; reduce_by_key finishes the run open when the warp starts (run carry.count - 1).
+    static __device__ __forceinline__ void copy_out(const Params& p, const Slot& slot, const uint4* tile, A carry) {
         const int lane = (int)lane_id(), w = (int)warp_id();
         const int first = w * WARP_ITEMS;
+        const uint32_t runs = slot.runs[EARLY ? w : 0];
         const uint64_t base = carry.count;
         const K* stage_keys = reinterpret_cast<const K*>(tile) + first;
+        const V* stage_values =
+            reinterpret_cast<const V*>(reinterpret_cast<const char*>(tile) + Engine::VALUES_OFFSET) + first;
         K* out_keys = static_cast<K*>(p.out_keys) + base;
 #pragma unroll 4
         for (uint32_t i = lane; i < runs; i += 32) out_keys[i] = stage_keys[i];
-        if constexpr (HAS_VALUES) {
-            const V* stage_values =
-                reinterpret_cast<const V*>(reinterpret_cast<const char*>(tile) + Engine::VALUES_OFFSET) + first;
-            if constexpr (UNIQUE) {
-                V* out = static_cast<V*>(p.out_values) + base;
+        if constexpr (UNIQUE) {
+            V* out = static_cast<V*>(p.out_values) + base;
 #pragma unroll 4
-                for (uint32_t i = lane; i < runs; i += 32) out[i] = stage_values[i];
-            } else {
-                // Staged index h holds run base + h - 1: none before the input's first run.
-                V* out = static_cast<V*>(p.out_values) + base - 1;
-                if (lane == 0 && runs > 0 && base > 0) out[0] = Acc<V>::store(Op_::apply(carry.value, slot.first[w]));
-#pragma unroll 4
-                for (uint32_t i = 1 + lane; i < runs; i += 32) out[i] = stage_values[i];
-            }
+            for (uint32_t i = lane; i < runs; i += 32) out[i] = stage_values[i];
         } else {
-            const uint32_t lb = p.length_bytes;
-            const char* stage_values = reinterpret_cast<const char*>(stage_keys) + staged_values_offset(runs);
-            if (lane == 0 && runs > 0 && base > 0) {
-                // The run open when the warp starts (its head carry.value) ends at the warp's first head.
-                const uint64_t end = start + (uint64_t)first + slot.first[w];
-                put_index(p.out_values, base - 1, p.mode == RUNS_ENDS ? end : end - carry.value, lb);
-            }
-            if (lb == 4) {
-                uint32_t* out = static_cast<uint32_t*>(p.out_values) + base - 1;
+            // Staged index h holds run base + h - 1: none before the input's first run.
+            V* out = static_cast<V*>(p.out_values) + base - 1;
+            if (lane == 0 && runs > 0 && base > 0)
+                out[0] = Acc<V>::store(Op_::apply(carry.value, slot.first[EARLY ? w : 0]));
 #pragma unroll 4
-                for (uint32_t i = 1 + lane; i < runs; i += 32) out[i] = reinterpret_cast<const uint32_t*>(stage_values)[i];
-            } else {
-                uint64_t* out = static_cast<uint64_t*>(p.out_values) + base - 1;
-#pragma unroll 4
-                for (uint32_t i = 1 + lane; i < runs; i += 32) out[i] = reinterpret_cast<const uint64_t*>(stage_values)[i];
-            }
+            for (uint32_t i = 1 + lane; i < runs; i += 32) out[i] = stage_values[i];
         }
     }
 
@@ -520,9 +464,8 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // One entry more than a round's items: non-trivial runs stage a round's markers (at most every other
     // item: ROUND_ITEMS / 2) from index 0 and its run ends (one more) from index ROUND_ITEMS / 2.
     static constexpr int STAGE_ITEMS = ROUND_ITEMS + 1;
-    // 16-bit indices (< ROUND_ITEMS <= 512): half the static shared memory, room for the Slot's fields.
-    static __device__ __forceinline__ uint16_t* head_stage() {
-        __shared__ uint16_t stage[HAS_VALUES ? 1 : WARPS * STAGE_ITEMS];
+    static __device__ __forceinline__ uint32_t* head_stage() {
+        __shared__ uint32_t stage[HAS_VALUES ? 1 : WARPS * STAGE_ITEMS];
         return stage + (HAS_VALUES ? 0 : (int)warp_id() * STAGE_ITEMS);
     }
 
@@ -543,7 +486,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                                                              uint64_t open_before, uint64_t round_at, int last) {
         const int lane = (int)lane_id();
         constexpr int HALF = ROUND_ITEMS / 2;
-        uint16_t* stage = head_stage();
+        uint32_t* stage = head_stage();
         uint32_t h = exclusive.count;
         // Round-local index of the current run's head: this round's latest before the lane, or the head
         // open before the round (only "at least 2 before" matters there, so clamped at -2).
@@ -556,10 +499,10 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
             const int i = GI * lane + e;
             const bool head = (r.heads >> e) & 1u, marker = (r.counted >> e) & 1u;
             const bool closes = head && cur <= i - 2;
-            if (closes) stage[HALF + h] = (uint16_t)i;
+            if (closes) stage[HALF + h] = (uint32_t)i;
             closes_first |= closes && h == 0;
             closes_last |= closes && h == round_runs;
-            if (marker) stage[h] = (uint16_t)i;
+            if (marker) stage[h] = (uint32_t)i;
             h += marker;
             cur = head ? i : cur;
         }
@@ -592,12 +535,10 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // per-item loop is kept to predicated shared stores: it runs on every item, the copy-out once per run.
     template <bool FULL, KeyEq EQ> struct WritePass {
         static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, uint4* tile,
-                                                   uint64_t start, A carry, bool late) {
+                                                   uint64_t start, A carry) {
             const int lane = (int)lane_id();
             const bool last_tile = start + (uint64_t)valid == p.n;
-            // A LATE warp's left neighbour may have staged over the key before it.
-            K prev = late ? slot.key_before[EARLY && !HAS_VALUES ? warp_id() : 0]
-                          : warp_key_before<FULL>(p, slot, tile, start, valid);
+            K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
             const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
             bool prev_head = nt && warp_head_before<FULL, EQ>(p, slot, tile, start, valid);
             const int warp_first = (int)warp_id() * WARP_ITEMS;
@@ -630,7 +571,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                 [[maybe_unused]] AV cur = before.value;  // reduce_by_key: the current run's reduction so far
                 K* stage_keys = reinterpret_cast<K*>(tile) + first;
                 V* stage_values = reinterpret_cast<V*>(reinterpret_cast<char*>(tile) + Engine::VALUES_OFFSET) + first;
-                uint16_t* stage_heads = head_stage();
+                uint32_t* stage_heads = head_stage();
                 __syncwarp();  // every lane holds its items: the round's part of the slot may be overwritten
 #pragma unroll
                 for (int e = 0; e < GI; ++e) {
@@ -643,7 +584,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                         const AV x = value_at<FULL>(r, e);
                         cur = head ? x : Op_::apply(cur, x);
                     } else {
-                        if (head) stage_heads[h] = (uint16_t)(GI * lane + e);
+                        if (head) stage_heads[h] = (uint32_t)(GI * lane + e);
                     }
                     h += head;
                 }
@@ -693,16 +634,16 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                                                      int valid, A carry) {
         static_assert(Engine::TILE_ITEMS == TILE_ITEMS && Engine::COMPUTE_THREADS == WARPS * 32,
                       "the Work's tile is the engine's");
-        if (early_tile(p, start, valid)) {
-            // The staging and Slot fields of this warp were written by its lanes (prepare_tile) with no
-            // barrier since.
-            __syncwarp();
-            const uint32_t runs = slot.runs[EARLY ? warp_id() : 0];
-            if (runs != LATE) copy_out(p, slot, tile, start, carry, runs);
-            else dispatch<WritePass>(p, valid, slot, tile, start, carry, true);
-            return;
+        if constexpr (EARLY) {
+            if (early_tile(p, start, valid)) {
+                // The staging and the Slot's fields were written by this warp's lanes (prepare_tile), with
+                // no barrier since.
+                __syncwarp();
+                copy_out(p, slot, tile, carry);
+                return;
+            }
         }
-        dispatch<WritePass>(p, valid, slot, tile, start, carry, false);
+        dispatch<WritePass>(p, valid, slot, tile, start, carry);
     }
 };
 

@@ -177,8 +177,9 @@ pub enum Engine {
     /// Always the classic one-tile-per-block look-back.
     Classic,
     /// The persistent engine whenever the GPU (sm_90+, with about 220 KB of shared memory per block) and
-    /// the buffers (16-byte aligned input — keys and values for the run-based primitives — and output for
-    /// scans) allow it, at every size; the classic one otherwise.
+    /// the buffers (16-byte aligned input — keys and values for the run-based primitives, items and flags
+    /// for `select_flagged` — and output for scans) allow it, at every size; the classic one otherwise
+    /// (also for `select_flagged` of 1- and 2-byte items, whose flags leave no room for the ring).
     Persistent,
 }
 
