@@ -409,6 +409,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
             const L inclusive = warp_inclusive_scan<LOp>(lane_pair<true>(r, GI * lane));
             L exclusive = shfl_up(inclusive, 1);
             if (lane == 0) exclusive = LOp::template identity<L>();
+            const uint32_t runs = shfl_from(inclusive, 31).count;  // every lane: a shuffle
             K* stage_keys = reinterpret_cast<K*>(tile) + first;
             V* stage_values = reinterpret_cast<V*>(reinterpret_cast<char*>(tile) + Engine::VALUES_OFFSET) + first;
             uint32_t h = exclusive.count;
@@ -427,7 +428,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                 }
                 h += head;
             }
-            if (lane == 0) slot.runs[w] = shfl_from(inclusive, 31).count;
+            if (lane == 0) slot.runs[w] = runs;
         }
     }
 
