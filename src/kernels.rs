@@ -168,7 +168,8 @@ pub(crate) fn pipe_flagged_tuning(item_bytes: usize) -> Option<PipeTuning> {
 pub(crate) fn pipe_kernels() -> Vec<(Kernel, Option<PipeTuning>)> {
     let row = |k: Kernel, algo| (k, pipe_tuning(algo));
     let mut kernels = Vec::new();
-    for bytes in [1, 2, 4, 8] {
+    // Item sizes are the key sizes' list (1, 2, 4, 8 bytes); select_flagged has kernels for some of them.
+    for bytes in KEY_BYTES {
         kernels.extend(pipe_flagged_kernel(bytes).map(|k| (k, pipe_flagged_tuning(bytes))));
     }
     for ty in DType::ALL {

@@ -177,10 +177,11 @@ impl Workspace {
         let tiles = job.n.div_ceil(tuning.tile_items(size_of::<T>()));
         // The persistent engine covers every layout by predicate or uniqueness and compaction by flags
         // of 4- and 8-byte items (the flags a side stream of its tiles, with a tuning row of its own:
-        // `flagged` in cuda/tuning.cuh); the mask-only mode, flagged 1- and 2-byte items (whose flags would
-        // not leave room for the ring) and flags not 16-byte aligned stay on the classic agent. Under
-        // `Engine::Auto` every mode switches at its row's `min_tiles` (32 MB). Compaction stayed on the classic agent up to
-        // 64 MB until session 15, whose persistent kernels are faster from 32 MB (H200, µs, classic /
+        // `flagged` in cuda/tuning.cuh); the mask-only mode, flagged 1- and 2-byte items (whose flags
+        // would not leave room for the ring) and flags not 16-byte aligned stay on the classic agent.
+        // Under `Engine::Auto` every mode switches at its row's `min_tiles` (32 MB; select_flagged
+        // measured 7-10 % faster persistent there, 0-5 % slower below). Compaction stayed on the classic
+        // agent up to 64 MB until session 15, whose persistent kernels are faster from 32 MB (H200, µs, classic /
         // persistent / CUB: i32 2^23 select_if 26.5 / 23.2 / 26.8, in place 29.2 / 28.0 / 27.7, unique
         // 24.8 / 21.0 / 26.1; i64 2^22 select_if 26.0 / 23.3 / 25.0, in place 27.7 / 27.3 / 26.1) and
         // still slower at 16 MB (i32 2^22 select_if 16.9 / 18.3, in place 17.6 / 19.8; benches/NOTES.md).
