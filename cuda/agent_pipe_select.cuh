@@ -21,6 +21,7 @@
 #pragma once
 #include "agent_select.cuh"
 #include "pipe_engine.cuh"
+#include "shared_cursor.cuh"
 
 namespace lookback {
 
@@ -231,21 +232,17 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
         }
     }
 
-    // Stages this lane's items over the warp's part of the slot: selected ones at their place among the
-    // warp's selected items; with PARTITION, rejected ones after all `selected`, in order (an item's
-    // place is its index in the warp's part minus the selected items before it). Items past the end of
-    // a partial tile land after every valid item (their index is larger) and are not copied out. Every
-    // store is predicated, not branched around: a branch on a lane's own bit diverges on every item.
+    // Stages this lane's selected items over the warp's part of the slot, each at its place among the
+    // warp's selected items. Every store is predicated, not branched around: a branch on a lane's own bit
+    // diverges on every item (SharedCursor: three instructions per item).
     //
-    // Compaction of a warp with few selected items (at most SPARSE_ITEMS, a warp-uniform test) visits
-    // only the set bits instead: a select_if of 1 % ran the per-item loop for ~5 items per warp.
+    // A warp with few selected items (at most SPARSE_ITEMS, a warp-uniform test) visits only the set bits
+    // instead: a select_if of 1 % ran the per-item loop for ~5 items per warp.
     static constexpr uint32_t SPARSE_ITEMS = 32;
-    template <bool PARTITION>
-    static __device__ __forceinline__ void stage_items(T* stage, const Chunk (&c)[CPL], const uint32_t (&bits)[CPL],
-                                                       const uint32_t (&row_base)[CPL], Packed exclusive,
-                                                       uint32_t selected) {
-        const int lane = lane_id();
-        if (!PARTITION && selected <= SPARSE_ITEMS) {
+    static __device__ __forceinline__ void stage_selected(T* stage, const Chunk (&c)[CPL], const uint32_t (&bits)[CPL],
+                                                          const uint32_t (&row_base)[CPL], Packed exclusive,
+                                                          uint32_t selected) {
+        if (selected <= SPARSE_ITEMS) {
 #pragma unroll
             for (int j = 0; j < CPL; ++j) {
                 uint32_t pos = row_base[j] + field(exclusive, j);
@@ -255,13 +252,30 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
         }
 #pragma unroll
         for (int j = 0; j < CPL; ++j) {
+            // At the selected items before this lane's row-j items.
+            SharedCursor to(stage + row_base[j] + field(exclusive, j));
+#pragma unroll
+            for (int e = 0; e < E; ++e) to.put_if(c[j].items[e], bits[j], 1u << e);
+        }
+    }
+
+    // The partitions: selected items as stage_selected places them, rejected ones after all `selected`,
+    // in order (an item's place is its index in the warp's part minus the selected items before it).
+    // Items past the end of a partial tile land after every valid item (their index is larger) and are
+    // not copied out.
+    static __device__ __forceinline__ void stage_partition(T* stage, const Chunk (&c)[CPL],
+                                                           const uint32_t (&bits)[CPL],
+                                                           const uint32_t (&row_base)[CPL], Packed exclusive,
+                                                           uint32_t selected) {
+        const int lane = lane_id();
+#pragma unroll
+        for (int j = 0; j < CPL; ++j) {
             uint32_t pos = row_base[j] + field(exclusive, j);  // selected items before this lane's row-j items
             const uint32_t first_in_warp = 32 * E * j + E * lane;
 #pragma unroll
             for (int e = 0; e < E; ++e) {
                 const bool keep = (bits[j] >> e) & 1u;
-                if (PARTITION) stage[keep ? pos : selected + first_in_warp + e - pos] = c[j].items[e];
-                else if (keep) stage[pos] = c[j].items[e];
+                stage[keep ? pos : selected + first_in_warp + e - pos] = c[j].items[e];
                 pos += keep;
             }
         }
@@ -294,8 +308,8 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
             selected += field(totals, j);
         }
         T* stage = reinterpret_cast<T*>(tile + Engine::chunk_index(0) - lane);
-        if (compacts(p)) stage_items<false>(stage, kept.c, bits, row_base, exclusive, selected);
-        else if constexpr (!FLAGS) stage_items<true>(stage, kept.c, bits, row_base, exclusive, selected);
+        if (compacts(p)) stage_selected(stage, kept.c, bits, row_base, exclusive, selected);
+        else if constexpr (!FLAGS) stage_partition(stage, kept.c, bits, row_base, exclusive, selected);
         if (lane == 0) slot.selected[warp_id()] = selected;
     }
 
@@ -309,9 +323,9 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
         __syncwarp();
         const uint32_t selected = slot.selected[warp_id()];
         const T* stage = reinterpret_cast<const T*>(tile + Engine::chunk_index(0) - lane);
-        T* out = static_cast<T*>(p.out) + carry;
-#pragma unroll 4
-        for (uint32_t i = lane; i < selected; i += 32) out[i] = stage[i];
+        copy_strided(static_cast<T*>(p.out) + carry + lane, 1, stage + lane, selected > (uint32_t)lane
+                                                                                  ? (selected - 1 - lane) / 32 + 1
+                                                                                  : 0u);
         if (compacts(p)) return;
         // Rejected items: those of the warp's valid items not selected, at their rank among all rejected.
         const int warp_first = Engine::chunk_index(0) * E - lane * E;  // the warp's first item in the tile
@@ -322,8 +336,23 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
                           ? static_cast<T*>(p.out) + slot.known_total + rejected_before
                           : static_cast<T*>(p.out) + (p.n - 1 - rejected_before);  // reversed: downwards
         const int step = p.mode == MODE_PARTITION_REVERSE ? -1 : 1;
+        const uint32_t first = selected + lane;  // this lane's first rejected item in the stage
+        copy_strided(rejected + step * lane, step, stage + first,
+                     warp_valid > first ? (warp_valid - 1 - first) / 32 + 1 : 0u);
+    }
+
+    // A warp's copy-out: `rounds` items of this lane, 32 apart in the stage, to `out` moving by 32 × step
+    // items. A count known before the loop, and pointers that advance, let the compiler unroll it with
+    // immediate offsets and no bounds test per item (the loop `for (i = lane; i < selected; i += 32)
+    // out[i] = stage[i]` tested and branched after every store, and rebuilt the 64-bit address each time:
+    // nine instructions per item, ncu source counters, session 17).
+    static __device__ __forceinline__ void copy_strided(T* out, int step, const T* stage, uint32_t rounds) {
+        const ptrdiff_t stride = 32 * (ptrdiff_t)step;
 #pragma unroll 4
-        for (uint32_t i = selected + lane; i < warp_valid; i += 32) rejected[step * (int)(i - selected)] = stage[i];
+        for (uint32_t k = 0; k < rounds; ++k) {
+            *out = stage[32 * k];
+            out += stride;
+        }
     }
 };
 

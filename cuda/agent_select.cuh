@@ -25,6 +25,7 @@
 #include "lookback.cuh"
 #include "params.cuh"
 #include "predicate.cuh"
+#include "shared_cursor.cuh"
 #include "tile_io.cuh"
 #include "tuning.cuh"
 
@@ -169,16 +170,12 @@ template <class T> struct SelectAgent {
         const int shift = (int)(((uintptr_t)base / sizeof(T)) % E);
         T* staged = reinterpret_cast<T*>(s.tile) + shift;
         // A branch on a thread's own bit would diverge on every item: the store and the step are
-        // predicated instead.
-        T* dst = staged + before_me;
+        // predicated instead (SharedCursor).
+        SharedCursor dst(staged + before_me);
 #pragma unroll
         for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
 #pragma unroll
-            for (int e = 0; e < E; ++e) {
-                const bool keep = (mask >> (c * E + e)) & 1u;
-                if (keep) *dst = items[c].items[e];
-                dst += keep;
-            }
+            for (int e = 0; e < E; ++e) dst.put_if(items[c].items[e], mask, 1u << (c * E + e));
         }
         __syncthreads();
         const int end = shift + (int)tile_count;  // staged chunk positions [shift, end) hold the output
