@@ -346,10 +346,16 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
     // ncu counted 17 % more L2 sectors than the bytes need for select_if at 2^28 (session 15). A count known
     // before the loop lets the compiler unroll it with immediate offsets (`for (i = lane; i < count; i += 32)`
     // tested and branched after every store and rebuilt the 64-bit address each time).
+    //
+    // At most 32 items (a select_if of 1 % has ~5 per warp) take one predicated store instead: the loop's
+    // set-up sits between the prefix and the slot's release, and cost select_if 1 % 3 % at 2^28 (call 2).
     template <bool REVERSED>
     static __device__ __forceinline__ void copy_out(T* to, const T* stage, uint32_t count) {
-        if (count == 0) return;
         const uint32_t lane = lane_id();
+        if (count <= 32) {  // warp-uniform
+            if (lane < count) to[REVERSED ? count - 1 - lane : lane] = stage[lane];
+            return;
+        }
         const uint32_t shift = (uint32_t)(reinterpret_cast<uintptr_t>(to) / sizeof(T)) % 32;
         T* line = to - shift + lane;  // this lane's destination in round 0
         const uint32_t rounds = (count + shift + 31) / 32;
