@@ -347,13 +347,21 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
     // before the loop lets the compiler unroll it with immediate offsets (`for (i = lane; i < count; i += 32)`
     // tested and branched after every store and rebuilt the 64-bit address each time).
     //
-    // At most 32 items (a select_if of 1 % has ~5 per warp) take one predicated store instead: the loop's
-    // set-up sits between the prefix and the slot's release, and cost select_if 1 % 3 % at 2^28 (call 2).
+    // Up to ALIGNED_FROM items (4 rounds) go out unaligned, in at most 4 predicated stores per lane and no
+    // loop: with few rounds the aligned walk's extra round and the loop's set-up, both between the prefix
+    // and the slot's release, cost more than the lines they save (session 17: select_if 1 %, ~5 items per
+    // warp, 3 % slower at 2^28 through the loop; unique of runs of 4, ~128 items, 1.4 % slower aligned).
+    static constexpr uint32_t ALIGNED_FROM = 4 * 32;
     template <bool REVERSED>
     static __device__ __forceinline__ void copy_out(T* to, const T* stage, uint32_t count) {
         const uint32_t lane = lane_id();
-        if (count <= 32) {  // warp-uniform
-            if (lane < count) to[REVERSED ? count - 1 - lane : lane] = stage[lane];
+        if (count <= ALIGNED_FROM) {  // warp-uniform
+#pragma unroll
+            for (uint32_t k = 0; k < ALIGNED_FROM / 32; ++k) {
+                const uint32_t d = 32 * k + lane;
+                if (k > 0 && count <= 32 * k) break;  // warp-uniform
+                if (d < count) to[REVERSED ? count - 1 - d : d] = stage[d];
+            }
             return;
         }
         const uint32_t shift = (uint32_t)(reinterpret_cast<uintptr_t>(to) / sizeof(T)) % 32;
