@@ -22,38 +22,22 @@ struct SharedCursor {
     // Stores `x` and advances by one item if `bits & bit` is not zero. volatile: the store has no result
     // the compiler could see used, and it must stay ordered with the other shared-memory accesses.
     template <class T> __device__ __forceinline__ void put_if(T x, uint32_t bits, uint32_t bit) {
-        using B = typename Bits<sizeof(T)>::type;
-        const B v = to_bits(x);
+        const typename Bits<sizeof(T)>::type v = to_bits(x);
+// One item of WIDTH bits (operand %3), BYTES bytes: the bit test, then the store and the advance under it.
+#define LOOKBACK_CURSOR_PUT(WIDTH, BYTES)                                                                   \
+    "{\n\t.reg .pred p;\n\t.reg .b32 t;\n\tand.b32 t, %1, %2;\n\tsetp.ne.b32 p, t, 0;\n\t@p st.shared.b" #WIDTH \
+    " [%0], %3;\n\t@p add.u32 %0, %0, " #BYTES ";\n\t}"
         if constexpr (sizeof(T) == 8) {
-            asm volatile(
-                "{\n\t.reg .pred p;\n\t.reg .b32 t;\n\tand.b32 t, %1, %2;\n\tsetp.ne.b32 p, t, 0;\n\t"
-                "@p st.shared.b64 [%0], %3;\n\t@p add.u32 %0, %0, 8;\n\t}"
-                : "+r"(addr)
-                : "r"(bits), "r"(bit), "l"((uint64_t)v)
-                : "memory");
+            asm volatile(LOOKBACK_CURSOR_PUT(64, 8) : "+r"(addr) : "r"(bits), "r"(bit), "l"((uint64_t)v) : "memory");
         } else if constexpr (sizeof(T) == 4) {
-            asm volatile(
-                "{\n\t.reg .pred p;\n\t.reg .b32 t;\n\tand.b32 t, %1, %2;\n\tsetp.ne.b32 p, t, 0;\n\t"
-                "@p st.shared.b32 [%0], %3;\n\t@p add.u32 %0, %0, 4;\n\t}"
-                : "+r"(addr)
-                : "r"(bits), "r"(bit), "r"((uint32_t)v)
-                : "memory");
+            asm volatile(LOOKBACK_CURSOR_PUT(32, 4) : "+r"(addr) : "r"(bits), "r"(bit), "r"((uint32_t)v) : "memory");
         } else if constexpr (sizeof(T) == 2) {
-            asm volatile(
-                "{\n\t.reg .pred p;\n\t.reg .b32 t;\n\tand.b32 t, %1, %2;\n\tsetp.ne.b32 p, t, 0;\n\t"
-                "@p st.shared.b16 [%0], %3;\n\t@p add.u32 %0, %0, 2;\n\t}"
-                : "+r"(addr)
-                : "r"(bits), "r"(bit), "h"((uint16_t)v)
-                : "memory");
+            asm volatile(LOOKBACK_CURSOR_PUT(16, 2) : "+r"(addr) : "r"(bits), "r"(bit), "h"((uint16_t)v) : "memory");
         } else {
             static_assert(sizeof(T) == 1, "items of 1, 2, 4 or 8 bytes");
-            asm volatile(
-                "{\n\t.reg .pred p;\n\t.reg .b32 t;\n\tand.b32 t, %1, %2;\n\tsetp.ne.b32 p, t, 0;\n\t"
-                "@p st.shared.b8 [%0], %3;\n\t@p add.u32 %0, %0, 1;\n\t}"
-                : "+r"(addr)
-                : "r"(bits), "r"(bit), "h"((uint16_t)v)
-                : "memory");
+            asm volatile(LOOKBACK_CURSOR_PUT(8, 1) : "+r"(addr) : "r"(bits), "r"(bit), "h"((uint16_t)v) : "memory");
         }
+#undef LOOKBACK_CURSOR_PUT
     }
 };
 
