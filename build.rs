@@ -337,14 +337,8 @@ fn type_table(
     prefix: &str,
     image: usize,
 ) {
-    writeln!(g, "/// {doc}").unwrap();
-    writeln!(g, "pub(crate) const fn {fn_name}(ty: DType) -> Kernel {{\n    match ty {{").unwrap();
-    for t in types {
-        let name = format!("lookback_{prefix}_{}", t[0]);
-        writeln!(g, "        DType::{} => Kernel {{ name: \"{name}\", image: {image} }},", camel(&t[0])).unwrap();
-        names.push(name);
-    }
-    *g += "    }\n}\n\n";
+    let arms = types.iter().map(|t| (format!("DType::{}", camel(&t[0])), format!("lookback_{prefix}_{}", t[0])));
+    kernel_match(g, names, &format!("{fn_name}(ty: DType) -> Kernel"), doc, arms, image, false);
 }
 
 /// `fn_name(bytes) -> Option<Kernel>` over the item sizes `bytes`; kernels named `lookback_<prefix>_b<bytes>`
@@ -358,14 +352,31 @@ fn bytes_table(
     prefix: &str,
     image: usize,
 ) {
+    let arms = bytes.iter().map(|b| (b.clone(), format!("lookback_{prefix}_b{b}")));
+    kernel_match(g, names, &format!("{fn_name}(bytes: usize) -> Option<Kernel>"), doc, arms, image, true);
+}
+
+/// A `pub(crate) const fn <signature>` matching its argument against each arm's pattern and returning
+/// that arm's kernel (in fatbin `image`); `optional` wraps them in `Some` and adds `_ => None`.
+fn kernel_match(
+    g: &mut String,
+    names: &mut Vec<String>,
+    signature: &str,
+    doc: &str,
+    arms: impl Iterator<Item = (String, String)>,
+    image: usize,
+    optional: bool,
+) {
+    let scrutinee = &signature[signature.find('(').unwrap() + 1..signature.find(':').unwrap()];
     writeln!(g, "/// {doc}").unwrap();
-    writeln!(g, "pub(crate) const fn {fn_name}(bytes: usize) -> Option<Kernel> {{\n    match bytes {{").unwrap();
-    for b in bytes {
-        let name = format!("lookback_{prefix}_b{b}");
-        writeln!(g, "        {b} => Some(Kernel {{ name: \"{name}\", image: {image} }}),").unwrap();
+    writeln!(g, "pub(crate) const fn {signature} {{\n    match {scrutinee} {{").unwrap();
+    for (pattern, name) in arms {
+        let kernel = format!("Kernel {{ name: \"{name}\", image: {image} }}");
+        let result = if optional { format!("Some({kernel})") } else { kernel };
+        writeln!(g, "        {pattern} => {result},").unwrap();
         names.push(name);
     }
-    *g += "        _ => None,\n    }\n}\n\n";
+    *g += if optional { "        _ => None,\n    }\n}\n\n" } else { "    }\n}\n\n" };
 }
 
 /// `<prefix>_kernel(op, key_bytes, ty) -> Option<Kernel>`: kernels `lookback_<prefix>_<op>_k<key
