@@ -597,12 +597,13 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
     for r in pipe_tuning {
         writeln!(
             g,
-            "        Algo::{} => Some(PipeTuning {{ compute_warps: {}, chunks_per_lane: {}, stages: {}, min_tiles: {}, side_bytes_per_tile: 0 }}),",
+            "        Algo::{} => Some(PipeTuning {{ compute_warps: {}, chunks_per_lane: {}, stages: {}, min_tiles: {}, writer_warps: {}, side_bytes_per_tile: 0 }}),",
             camel(&r[0]),
             r[1],
             r[2],
             r[3],
-            r[5]
+            r[5],
+            r[6]
         )
         .unwrap();
     }

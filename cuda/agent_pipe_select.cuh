@@ -7,8 +7,9 @@
 // A tile reduces to its number of selected items. As soon as its aggregate is published, each warp
 // stages its own items, still in registers from the reduce, over its own part of the ring slot: selected
 // items at the front in order, rejected ones (partitions) after them in order. Once the tile's prefix is
-// known, each warp copies them out with coalesced item-wide stores at `prefix + warp's part` (rejected:
-// at their rank among rejected items).
+// known, its part is copied out with coalesced item-wide stores at `prefix + warp's part` (rejected: at
+// their rank among rejected items), by the engine's writer warps (write_part; scan_tile, the warp's own
+// copy-out, serves select_flagged, whose tuning row has none).
 // One warp scan of all its rows' counts, packed into one word, gives every item its place (a scan per
 // row was four times the shuffle latency, on every tile).
 //
@@ -313,20 +314,27 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
         if (lane == 0) slot.selected[warp_id()] = selected;
     }
 
-    // Once the prefix is known: the warp's staged items out, coalesced.
+    // Once the prefix is known, without writer warps: the warp's staged items out, coalesced.
     static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, uint4* tile, uint64_t start,
                                                      int valid, A carry) {
         if (!FLAGS && p.mode == MODE_COUNT) return;
-        const int lane = lane_id();
         // The staging and `selected` were written by other lanes of this warp (prepare_tile); with no
         // tile reduced in between, no barrier has ordered them yet.
         __syncwarp();
-        const uint32_t selected = slot.selected[warp_id()];
-        const T* stage = reinterpret_cast<const T*>(tile + Engine::chunk_index(0) - lane);
+        write_part(p, slot, tile, start, valid, (int)warp_id(), carry);
+    }
+
+    // The staged items of compute warp `part` out, coalesced, by the calling warp (that compute warp, or
+    // a writer warp: pipe_engine.cuh), `carry` the selected items before the part.
+    static __device__ __forceinline__ void write_part(const Params& p, const Slot& slot, const uint4* tile,
+                                                      uint64_t start, int valid, int part, A carry) {
+        if (!FLAGS && p.mode == MODE_COUNT) return;
+        const uint32_t selected = slot.selected[part];
+        const T* stage = reinterpret_cast<const T*>(tile + part * 32 * CPL);
         copy_out<false>(static_cast<T*>(p.out) + carry, stage, selected);
         if (compacts(p)) return;
-        // Rejected items: those of the warp's valid items not selected, at their rank among all rejected.
-        const int warp_first = Engine::chunk_index(0) * E - lane * E;  // the warp's first item in the tile
+        // Rejected items: those of the part's valid items not selected, at their rank among all rejected.
+        const int warp_first = part * WARP_ITEMS;  // the part's first item in the tile
         const uint32_t warp_valid = (uint32_t)max(0, min(WARP_ITEMS, valid - warp_first));
         const uint32_t rejected = warp_valid - min(selected, warp_valid);
         const uint64_t rejected_before = start + warp_first - carry;
@@ -347,30 +355,50 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
     // before the loop lets the compiler unroll it with immediate offsets (`for (i = lane; i < count; i += 32)`
     // tested and branched after every store and rebuilt the 64-bit address each time).
     //
-    // Up to ALIGNED_FROM items (4 rounds) go out unaligned, in at most 4 predicated stores per lane and no
-    // loop: with few rounds the aligned walk's extra round and the loop's set-up, both between the prefix
-    // and the slot's release, cost more than the lines they save (session 17: select_if 1 %, ~5 items per
-    // warp, 3 % slower at 2^28 through the loop; unique of runs of 4, ~128 items, 1.4 % slower aligned).
+    // The rounds go out in batches of BATCH: every shared-memory load of a batch, then its stores, so one
+    // load latency per batch rather than per round (a store after a load of the same round waited for it,
+    // and the next load was not moved above the store: ~30 cycles a round). A writer warp copies several
+    // parts in a row, so its copy-out's latency is what keeps each slot taken (pipe_engine.cuh).
+    //
+    // Up to ALIGNED_FROM items (4 rounds) go out unaligned, in at most 4 predicated loads and stores per
+    // lane and no loop: with few rounds the aligned walk's extra round and the loop's set-up cost more than
+    // the lines they save (session 17: select_if 1 %, ~5 items per warp, 3 % slower at 2^28 through the
+    // loop; unique of runs of 4, ~128 items, 1.4 % slower aligned).
     static constexpr uint32_t ALIGNED_FROM = 4 * 32;
+    static constexpr uint32_t BATCH = 8;
     template <bool REVERSED>
     static __device__ __forceinline__ void copy_out(T* to, const T* stage, uint32_t count) {
         const uint32_t lane = lane_id();
         if (count <= ALIGNED_FROM) {  // warp-uniform
+            T v[ALIGNED_FROM / 32];
 #pragma unroll
             for (uint32_t k = 0; k < ALIGNED_FROM / 32; ++k) {
                 const uint32_t d = 32 * k + lane;
-                if (k > 0 && count <= 32 * k) break;  // warp-uniform
-                if (d < count) to[REVERSED ? count - 1 - d : d] = stage[d];
+                if (d < count) v[k] = stage[d];
+            }
+#pragma unroll
+            for (uint32_t k = 0; k < ALIGNED_FROM / 32; ++k) {
+                const uint32_t d = 32 * k + lane;
+                if (d < count) to[REVERSED ? count - 1 - d : d] = v[k];
             }
             return;
         }
         const uint32_t shift = (uint32_t)(reinterpret_cast<uintptr_t>(to) / sizeof(T)) % 32;
         T* line = to - shift + lane;  // this lane's destination in round 0
         const uint32_t rounds = (count + shift + 31) / 32;
-#pragma unroll 4
-        for (uint32_t k = 0; k < rounds; ++k) {
-            const uint32_t d = 32 * k + lane - shift;  // offset from `to`; wraps below it (then ≥ count)
-            if (d < count) line[32 * k] = stage[REVERSED ? count - 1 - d : d];
+        for (uint32_t k0 = 0; k0 < rounds; k0 += BATCH) {
+            // Rounds past the last have d ≥ count (32 · rounds ≥ count + shift): predicated off.
+            T v[BATCH];
+#pragma unroll
+            for (uint32_t i = 0; i < BATCH; ++i) {
+                const uint32_t d = 32 * (k0 + i) + lane - shift;  // offset from `to`; wraps below it (then ≥ count)
+                if (d < count) v[i] = stage[REVERSED ? count - 1 - d : d];
+            }
+#pragma unroll
+            for (uint32_t i = 0; i < BATCH; ++i) {
+                const uint32_t d = 32 * (k0 + i) + lane - shift;
+                if (d < count) line[32 * (k0 + i)] = v[i];
+            }
         }
     }
 };

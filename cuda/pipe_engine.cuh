@@ -31,6 +31,17 @@
 // prefix only after seeing the aggregates of every earlier tile. So when tile t writes, every read of
 // an earlier tile's input has completed; later tiles read only at indices at or after their own start.
 //
+// Writer warps (WRITER_WARPS > 0 in the Work's tuning row: compaction). The compute warps then only
+// reduce a tile, publish its aggregate and stage it (prepare_tile), and go on to the next loaded slot at
+// once; writer warps wait for each tile's prefix and write it out (Work::write_part, one compute warp's
+// part at a time), then free the slot. With the compute warps finishing tile k themselves, they reduce
+// tile k + REDUCE_AHEAD first, so tile k's slot stays taken until tile k + REDUCE_AHEAD has been loaded
+// even when k's prefix came much earlier, and a prefix that comes late stops the reduces, so aggregates,
+// of every later tile of the block. With writer warps a slot is held for its load, its prefix and its
+// copy-out only, and aggregates go out as fast as tiles arrive (select_if i32 at 2^28: 435 → 394 µs;
+// benches/NOTES.md, session 18). Progress as below: compute warps wait only for `full`, writer warps for
+// `staged` (the compute warps) and `ready` (the look-ahead).
+//
 // Two input streams (agent_pipe_runs.cuh: keys and values). A Work may declare VALUE_BYTES > 0 and
 // `input(p)` / `values_input(p)`: a tile is then TILE_ITEMS items of each stream, the keys at the start of
 // its ring slot and the values right after them, TILE_ITEMS = TILE_BYTES / (ITEM_BYTES + VALUE_BYTES
@@ -162,6 +173,8 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 // SIDE_BYTES (> 0: a side stream after the tile in its slot; then also side_input(p)), COMMUTATIVE
 // (false: ordered look-ahead fold), input(p) (the first stream, else p.in), ahead_reads(p) (how the
 // look-ahead reads statuses in this launch, over BATCHED_LOOKAHEAD; batched reads need word and unpack).
+// With writer warps in the tuning row: write_part(p, slot, tile_smem, start, valid, part, carry), compute
+// warp `part`'s share of scan_tile done by a writer warp (carry: prefix ⊕ that warp's exclusive part).
 template <class Work> struct PipeEngine {
     using Params = typename Work::Params;
     using Shape = PipeTuning<Work::ALGO>;
@@ -175,10 +188,15 @@ template <class Work> struct PipeEngine {
     static constexpr int COMPUTE_THREADS = WARPS * 32;
     static constexpr int LOAD_WARP = WARPS;
     static constexpr int AHEAD_WARP = WARPS + 1;
-    // Returns at once unless the Work publishes through it (uses_publisher); always there, so that every
-    // persistent kernel has the same block size (src/kernels.rs, PipeTuning::block_threads).
+    // Returns at once unless the Work publishes through it (uses_publisher); always there, so that the
+    // block size follows from the tuning row alone (src/kernels.rs, PipeTuning::block_threads).
     static constexpr int PUBLISH_WARP = WARPS + 2;
-    static constexpr int THREADS = COMPUTE_THREADS + 96;
+    // Writer warps (see "Writer warps" above), after the publisher warp; each writes the parts of compute
+    // warps writer, writer + WRITERS, ….
+    static constexpr int WRITERS = Shape::WRITER_WARPS;
+    static constexpr int WRITER_WARP0 = WARPS + 3;
+    static_assert(WRITERS >= 0 && WRITERS <= WARPS, "at most one writer warp per compute warp");
+    static constexpr int THREADS = COMPUTE_THREADS + 96 + 32 * WRITERS;
     static constexpr int TILE_CHUNKS = WARPS * 32 * CPL;
     static constexpr int TILE_BYTES = TILE_CHUNKS * 16;
     // Bytes of the second stream per item (0: one stream), and whether Op commutes.
@@ -213,9 +231,10 @@ template <class Work> struct PipeEngine {
 
     struct Storage {
         uint64_t full[STAGES];   // slot loaded (tx bytes) and its tile id written
-        uint64_t empty[STAGES];  // every compute warp is done with the slot
+        uint64_t empty[STAGES];  // every compute warp (or writer warp) is done with the slot
         uint64_t ready[STAGES];  // the look-ahead wrote the slot's exclusive prefix
         uint64_t reduced[STAGES];  // the slot's aggregate is in `aggregate` (publisher warp only)
+        uint64_t staged[STAGES];   // every compute warp has reduced and staged the slot (writer warps only)
         uint64_t tile_id[STAGES];
         A prefix[STAGES];
         A aggregate[STAGES];
@@ -236,9 +255,11 @@ template <class Work> struct PipeEngine {
                 // The publisher warp, when it publishes, frees a slot too: the slot's tile id and
                 // aggregate must stay until it has read them.
                 // So does the look-ahead warp when the compute warps do not wait for its prefix.
-                mbar_init(&s.empty[i], WARPS + by_publisher + !Work::needs_prefix(p));
+                // With writer warps, they free it (after every compute warp, `staged`).
+                mbar_init(&s.empty[i], (WRITERS > 0 ? WRITERS : WARPS) + by_publisher + !Work::needs_prefix(p));
                 mbar_init(&s.ready[i], 1);
                 mbar_init(&s.reduced[i], 1);
+                mbar_init(&s.staged[i], WARPS);
             }
             fence_barrier_init();
         }
@@ -249,6 +270,8 @@ template <class Work> struct PipeEngine {
             look_ahead(p, s, state);
         } else if (warp_id() < WARPS) {
             compute(p, s, ring, state, num_tiles, by_publisher);
+        } else if (warp_id() >= WRITER_WARP0) {
+            if constexpr (WRITERS > 0) write_tiles(p, s, ring, num_tiles);
         } else if (by_publisher && lane_id() == 0) {
             publish_tiles(s, state);
         }
@@ -465,6 +488,13 @@ template <class Work> struct PipeEngine {
         }
         // After the barrier: every warp's reads of the slot for its reduce are done.
         if constexpr (WorkKept<Work>::value) Work::prepare_tile(p, s.work[slot], tile_smem, start, valid, kept);
+        if constexpr (WRITERS > 0) {
+            // The staging's writes through the generic proxy, ordered before the next bulk copy into the
+            // slot by each writing thread (the writer warps free the slot).
+            if constexpr (Work::WRITES_RING) asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
+            __syncwarp();
+            if (lane_id() == 0) mbar_arrive(&s.staged[slot]);
+        }
         return true;
     }
 
@@ -491,21 +521,55 @@ template <class Work> struct PipeEngine {
         if (lane_id() == 0) mbar_arrive(&s.empty[slot]);
     }
 
-    // Compute warps: reduce REDUCE_AHEAD tiles ahead of the one being finished.
+    // Writer warps: each tile, in slot order, once it is staged and its prefix known: this warp's parts
+    // out (Work::write_part with the part's carry), then the slot freed.
+    static __device__ __forceinline__ void write_tiles(const Params& p, Storage& s, uint4* ring, uint64_t num_tiles) {
+        const int writer = (int)warp_id() - WRITER_WARP0;
+        for (uint32_t k = 0;; ++k) {
+            const int slot = k % STAGES;
+            const uint32_t parity = (k / STAGES) & 1;
+            mbar_wait(&s.full[slot], parity);
+            const uint64_t tile = s.tile_id[slot];
+            if (tile == END) return;
+            mbar_wait(&s.staged[slot], parity);
+            const bool last = tile == num_tiles - 1;
+            if (Work::needs_prefix(p) || last) {
+                mbar_wait(&s.ready[slot], parity);
+                const A prefix = s.prefix[slot];
+                const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+                const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+                uint4* tile_smem = ring + slot * SLOT_CHUNKS;
+                for (int part = writer; part < WARPS; part += WRITERS)
+                    Work::write_part(p, s.work[slot], tile_smem, start, valid, part,
+                                     Op::apply(prefix, s.warp_exclusive[slot][part]));
+                if (writer == 0 && lane_id() == 0 && last) Work::finish(p, Op::apply(prefix, s.aggregate[slot]));
+            }
+            __syncwarp();
+            if (lane_id() == 0) mbar_arrive(&s.empty[slot]);
+        }
+    }
+
+    // Compute warps: with writer warps, reduce (and stage) every slot as it arrives; else reduce
+    // REDUCE_AHEAD tiles ahead of the one being finished.
     static __device__ __forceinline__ void compute(const Params& p, Storage& s, uint4* ring, const State& state,
                                                    uint64_t num_tiles, bool by_publisher) {
-        uint32_t reduced = 0;  // slots reduced so far
-        bool more = true;      // the load warp has not said "no more tiles" yet
-        while (more && reduced < REDUCE_AHEAD) {
-            more = reduce(p, s, ring, state, reduced, by_publisher);
-            reduced += more;
-        }
-        for (uint32_t k = 0; k < reduced; ++k) {
-            if (more) {
+        if constexpr (WRITERS > 0) {
+            for (uint32_t k = 0; reduce(p, s, ring, state, k, by_publisher); ++k) {
+            }
+        } else {
+            uint32_t reduced = 0;  // slots reduced so far
+            bool more = true;      // the load warp has not said "no more tiles" yet
+            while (more && reduced < REDUCE_AHEAD) {
                 more = reduce(p, s, ring, state, reduced, by_publisher);
                 reduced += more;
             }
-            scan(p, s, ring, k, num_tiles);
+            for (uint32_t k = 0; k < reduced; ++k) {
+                if (more) {
+                    more = reduce(p, s, ring, state, reduced, by_publisher);
+                    reduced += more;
+                }
+                scan(p, s, ring, k, num_tiles);
+            }
         }
     }
 

@@ -57,11 +57,14 @@
     X(encode_small, 8, 192, 8, 1000, 500)
 
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
-// `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles)`. A tile is
+// `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles, writer_warps)`. A tile is
 // compute_warps × 32 lanes × chunks_per_lane chunks of 16 bytes (32 KB, the size NVIDIA's warp-specialised
 // scan uses; 40 KB for selection, below); `stages` tiles are in flight per SM (the shared-memory ring: 7 × 32 KB = 224 KB of the
 // H200's 227 KB); the compute warps reduce `reduce_ahead` tiles ahead of the one they scan. Calls of
-// fewer than `min_tiles` tiles use the classic one-tile-per-block agent. build.rs parses this table too.
+// fewer than `min_tiles` tiles use the classic one-tile-per-block agent. `writer_warps` > 0: that many
+// warps of their own write each tile out once its prefix is known, and the compute warps only reduce
+// (and stage), as far ahead as the ring lets them (`reduce_ahead` then unused; pipe_engine.cuh, "Writer
+// warps"). build.rs parses this table too.
 //
 // Why these numbers (H200, i32 inclusive sum at 2^28, ratio to memcpy; benches/NOTES.md): reducing
 // 1 / 2 / 3 / 4 tiles ahead with 6 stages gave 0.32-0.83 / 0.55-0.81 / 0.97 / 0.95; 5 of 6 stages 0.63
@@ -79,6 +82,10 @@
 // select_if (session 4). With 16 × 4: a ring of 7 was 0.1-0.6 % slower at 2^28 and 19 % slower for
 // select_if 1 % at 2^24; 2 ahead of 6 up to 2.6 × slower (select_if 1 % at 2^28; count_if, which waits
 // for no prefix, unchanged: the look-ahead's slack). min_tiles 819: the 32 MB of 1024 tiles of 32 KB.
+// 8 writer warps (session 18; 31 warps, so 64 registers): i32 at 2^28, µs, same call, none → 8:
+// select_if 432 → 393, 1 % 337 → 311, unique 383 → 340, count_if 268 → 250, in place 432 → 439,
+// partition reversed 555 → 590; 4 writer warps (copying their parts in a row) 428 / 309 / 361 and
+// partition 696; 16 compute + 8 writers with a ring of 7 × 32 KB 408 / 339 / 371.
 //
 // The run-based primitives (agent_pipe_runs.cuh) run 16 compute warps of 4 chunks per lane (as
 // selection did until session 15; a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a
@@ -93,11 +100,11 @@
 // take 50 KB slots, a ring of 4). 1- and 2-byte items would add 16-32 KB per slot: they keep the classic
 // agent, and no persistent kernel is compiled for them (LOOKBACK_PIPE_FLAGGED_BYTES; the kernels move
 // items as bits, so one per item size serves every type).
-#define LOOKBACK_PIPE_TUNING(X)  \
-    X(scan, 8, 8, 7, 4, 1024)    \
-    X(select, 20, 4, 5, 3, 819)  \
-    X(flagged, 16, 4, 5, 3, 1024) \
-    X(runs, 16, 4, 6, 3, 1024)
+#define LOOKBACK_PIPE_TUNING(X)     \
+    X(scan, 8, 8, 7, 4, 1024, 0)    \
+    X(select, 20, 4, 5, 3, 819, 8)  \
+    X(flagged, 16, 4, 5, 3, 1024, 0) \
+    X(runs, 16, 4, 6, 3, 1024, 0)
 
 // Item sizes with a persistent select_flagged kernel (lookback_pipe_flagged_b<bytes>; build.rs parses it).
 #define LOOKBACK_PIPE_FLAGGED_BYTES(X) \
@@ -121,12 +128,13 @@ LOOKBACK_TUNING(LOOKBACK_TUNING_ENTRY)
 #undef LOOKBACK_TUNING_ENTRY
 
 template <Algo ALGO> struct PipeTuning;
-#define LOOKBACK_PIPE_ENTRY(ALGO, WARPS_, CHUNKS_, STAGES_, AHEAD_, MIN_TILES_) \
+#define LOOKBACK_PIPE_ENTRY(ALGO, WARPS_, CHUNKS_, STAGES_, AHEAD_, MIN_TILES_, WRITERS_) \
     template <> struct PipeTuning<Algo::ALGO> {                                  \
         static constexpr int COMPUTE_WARPS = WARPS_;                             \
         static constexpr int CHUNKS_PER_LANE = CHUNKS_;                          \
         static constexpr int STAGES = STAGES_;                                   \
         static constexpr int REDUCE_AHEAD = AHEAD_;                              \
+        static constexpr int WRITER_WARPS = WRITERS_;                            \
     };
 LOOKBACK_PIPE_TUNING(LOOKBACK_PIPE_ENTRY)
 #undef LOOKBACK_PIPE_ENTRY

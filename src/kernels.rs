@@ -67,15 +67,17 @@ pub(crate) struct PipeTuning {
     pub stages: u32,
     /// Calls of fewer tiles use the classic agent.
     pub min_tiles: u32,
+    /// Warps that write tiles out while the compute warps reduce later ones (0: the compute warps write).
+    pub writer_warps: u32,
     /// Bytes of a side stream after each tile in its ring slot (`with_side_stream`), 0 for none.
     pub side_bytes_per_tile: u32,
 }
 
 impl PipeTuning {
-    /// Threads per block: the compute warps, a load warp, a look-ahead warp and a publisher warp
-    /// (`PipeEngine::THREADS` in `cuda/pipe_engine.cuh`).
+    /// Threads per block: the compute warps, a load warp, a look-ahead warp, a publisher warp and the
+    /// writer warps (`PipeEngine::THREADS` in `cuda/pipe_engine.cuh`).
     pub const fn block_threads(self) -> u32 {
-        (self.compute_warps + 3) * 32
+        (self.compute_warps + 3 + self.writer_warps) * 32
     }
     /// Bytes of one tile (16-byte chunks).
     pub const fn tile_bytes(self) -> usize {
@@ -223,6 +225,10 @@ pub struct PipeSharedMemory {
     pub static_bytes: usize,
     /// Dynamic shared memory: the ring of tiles.
     pub ring_bytes: usize,
+    /// Threads per block the host launches it with (`PipeTuning::block_threads`).
+    pub block_threads: u32,
+    /// The most threads per block the kernel takes (its `__launch_bounds__`: `PipeEngine::THREADS`).
+    pub max_threads: u32,
 }
 
 /// [`PipeSharedMemory`] of every persistent kernel, loaded on `ctx`.
@@ -233,8 +239,15 @@ pub(crate) fn pipe_shared_memory(ctx: &Arc<CudaContext>) -> Result<Vec<PipeShare
             let func = function(ctx, k)?;
             let static_bytes =
                 func.get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
-            let ring_bytes = pipe.map_or(0, PipeTuning::ring_bytes);
-            Ok(PipeSharedMemory { name: k.name, static_bytes: static_bytes.max(0) as usize, ring_bytes })
+            let max_threads =
+                func.get_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+            Ok(PipeSharedMemory {
+                name: k.name,
+                static_bytes: static_bytes.max(0) as usize,
+                ring_bytes: pipe.map_or(0, PipeTuning::ring_bytes),
+                block_threads: pipe.map_or(0, PipeTuning::block_threads),
+                max_threads: max_threads.max(0) as u32,
+            })
         })
         .collect()
 }

@@ -80,3 +80,22 @@ fn every_persistent_kernel_fits_shared_memory() {
     // Printed for the notes: how much room the fullest kernel has left.
     eprintln!("{} persistent kernels fit; least room left: {} bytes ({})", kernels.len(), tightest.0, tightest.1);
 }
+
+/// The host launches each persistent kernel with the block its tuning row describes
+/// (`PipeTuning::block_threads`); the kernel was compiled for `PipeEngine::THREADS` (its
+/// `__launch_bounds__`). They must agree: a wider launch fails, and a narrower one would leave the last
+/// warps (the writer warps) out, and the kernel would wait for them forever.
+#[test]
+fn every_persistent_kernel_launches_with_its_compiled_block() {
+    let Some(stream) = common::gpu() else { return };
+    let kernels = lookback::__private::pipe_shared_memory(&stream).unwrap();
+    assert!(!kernels.is_empty());
+    for k in &kernels {
+        assert!(k.block_threads > 0, "{}: no tuning row", k.name);
+        assert_eq!(
+            k.block_threads, k.max_threads,
+            "{}: launched with {} threads, compiled for {}",
+            k.name, k.block_threads, k.max_threads
+        );
+    }
+}
