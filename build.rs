@@ -536,6 +536,15 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         "pipe_select",
         image_of("pipe_select"),
     );
+    type_table(
+        &mut g,
+        &mut names,
+        types,
+        "pipe_partition_kernel",
+        "The persistent (sm_90+) partition kernel of a type (partition_if's three layouts).",
+        "pipe_partition",
+        image_of("pipe_partition"),
+    );
     bytes_table(
         &mut g,
         &mut names,

@@ -1,15 +1,23 @@
-// Compaction and partitions on the persistent engine (pipe_engine.cuh, sm_90+): select_if and unique
-// (MODE_COMPACT, out of place or in place), count_if (MODE_COUNT) and the three partition layouts; with
-// FLAGS, select_flagged's compaction (out of place or in place), the flags a side stream of the engine
-// (one byte per item after the tile's items in its ring slot, pipe_engine.cuh) and the items moved as bits
-// (T is Bits<size>::type). The mask-only mode stays on the classic agent (agent_select.cuh).
+// Compaction and partitions on the persistent engine (pipe_engine.cuh, sm_90+), one Work compiled as three
+// kernel families, each with its own tuning row (ALGO_):
+// - Algo::select: select_if and unique (MODE_COMPACT, out of place or in place) and count_if (MODE_COUNT);
+// - Algo::partition: the three partition layouts, and MODE_COUNT for the stable partition's first pass;
+// - Algo::flagged: select_flagged's compaction (out of place or in place), the flags a side stream of the
+//   engine (one byte per item after the tile's items in its ring slot, pipe_engine.cuh) and the items
+//   moved as bits (T is Bits<size>::type).
+// The partitions have kernels of their own because they copy every item out, not only the selected ones:
+// the select row's writer warps, which made compaction 9-11 % faster, made them 2.5-6 % slower (session
+// 18), and a runtime switch between the two paths in one kernel made the 2- and 8-byte kernels spill
+// (tuning.cuh has the measurements).
+// The mask-only mode stays on the classic agent (agent_select.cuh). `handles(p)` says which modes a kernel
+// was compiled for; its entry point traps on any other (the host never launches one).
 //
 // A tile reduces to its number of selected items. As soon as its aggregate is published, each warp
 // stages its own items, still in registers from the reduce, over its own part of the ring slot: selected
 // items at the front in order, rejected ones (partitions) after them in order. Once the tile's prefix is
 // known, its part is copied out with coalesced item-wide stores at `prefix + warp's part` (rejected: at
 // their rank among rejected items), by the engine's writer warps (write_part; scan_tile, the warp's own
-// copy-out, serves select_flagged, whose tuning row has none).
+// copy-out, serves the partitions and select_flagged, whose tuning rows have none).
 // One warp scan of all its rows' counts, packed into one word, gives every item its place (a scan per
 // row was four times the shuffle latency, on every tile).
 //
@@ -26,9 +34,14 @@
 
 namespace lookback {
 
-template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults {
-    // Flagged selection has its own tuning row: its slots hold the flags too (tuning.cuh).
-    static constexpr Algo ALGO = FLAGS ? Algo::flagged : Algo::select;
+template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDefaults {
+    static_assert(ALGO_ == Algo::select || ALGO_ == Algo::partition || ALGO_ == Algo::flagged,
+                  "a selection kernel family");
+    static constexpr Algo ALGO = ALGO_;
+    // Flagged selection's slots hold the flags too (its own tuning row: tuning.cuh).
+    static constexpr bool FLAGS = ALGO == Algo::flagged;
+    // Whether the kernel's layouts are compaction's (select, flagged) rather than the partitions'.
+    static constexpr bool COMPACTS = ALGO != Algo::partition;
     static constexpr int SIDE_BYTES = FLAGS ? 1 : 0;
     using Params = SelectParams;
     using Op = OpSum;
@@ -42,8 +55,7 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
     static __device__ __forceinline__ AheadReads ahead_reads(const Params& p) {
         if (FLAGS) return AheadReads::predicated;  // compaction only
         if (p.mode == MODE_COUNT) return AheadReads::clamped;
-        if (p.mode == MODE_COMPACT) return AheadReads::predicated;
-        return AheadReads::serial;
+        return COMPACTS ? AheadReads::predicated : AheadReads::serial;
     }
     using State = CountState;
     static constexpr int ITEM_BYTES = sizeof(T);
@@ -100,8 +112,14 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
     }
     // count_if needs the last tile's prefix only (for the total).
     static __device__ __forceinline__ bool needs_prefix(const Params& p) { return FLAGS || p.mode != MODE_COUNT; }
-    // Whether the launch compacts (flagged kernels only compact: their partition code is not compiled).
-    static __device__ __forceinline__ bool compacts(const Params& p) { return FLAGS || p.mode == MODE_COMPACT; }
+    // The modes this kernel family was compiled for (its entry point traps on the others).
+    static __device__ __forceinline__ bool handles(const Params& p) {
+        if (FLAGS) return p.mode == MODE_COMPACT;
+        if (p.mode == MODE_COUNT) return true;
+        return COMPACTS ? p.mode == MODE_COMPACT
+                        : p.mode == MODE_PARTITION_REVERSE || p.mode == MODE_PARTITION_SPLIT ||
+                              p.mode == MODE_PARTITION_STABLE;
+    }
     static __device__ __forceinline__ const void* side_input(const Params& p) { return p.flags; }
     static __device__ __forceinline__ A initial(const Params&) { return 0; }
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_selected = total; }
@@ -111,7 +129,7 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
     static __device__ __forceinline__ void on_load(const Params& p, Slot& slot, uint64_t start, uint64_t*) {
         if (FLAGS) return;
         if (p.source == SOURCE_UNIQUE && start > 0) slot.before = static_cast<const T*>(p.in)[start - 1];
-        if (p.mode == MODE_PARTITION_STABLE) slot.known_total = *p.known_total;
+        if (!COMPACTS && p.mode == MODE_PARTITION_STABLE) slot.known_total = *p.known_total;
     }
 
     // Chunk j of this lane: whole from the ring in a full tile, item by item in the last one. FULL is
@@ -309,8 +327,8 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
             selected += field(totals, j);
         }
         T* stage = reinterpret_cast<T*>(tile + Engine::chunk_index(0) - lane);
-        if (compacts(p)) stage_selected(stage, kept.c, bits, row_base, exclusive, selected);
-        else if constexpr (!FLAGS) stage_partition(stage, kept.c, bits, row_base, exclusive, selected);
+        if constexpr (COMPACTS) stage_selected(stage, kept.c, bits, row_base, exclusive, selected);
+        else stage_partition(stage, kept.c, bits, row_base, exclusive, selected);
         if (lane == 0) slot.selected[warp_id()] = selected;
     }
 
@@ -332,7 +350,7 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
         const uint32_t selected = slot.selected[part];
         const T* stage = reinterpret_cast<const T*>(tile + part * 32 * CPL);
         copy_out<false>(static_cast<T*>(p.out) + carry, stage, selected);
-        if (compacts(p)) return;
+        if constexpr (COMPACTS) return;
         // Rejected items: those of the part's valid items not selected, at their rank among all rejected.
         const int warp_first = part * WARP_ITEMS;  // the part's first item in the tile
         const uint32_t warp_valid = (uint32_t)max(0, min(WARP_ITEMS, valid - warp_first));
@@ -355,10 +373,12 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
     // before the loop lets the compiler unroll it with immediate offsets (`for (i = lane; i < count; i += 32)`
     // tested and branched after every store and rebuilt the 64-bit address each time).
     //
-    // The rounds go out in batches of BATCH: every shared-memory load of a batch, then its stores, so one
-    // load latency per batch rather than per round (a store after a load of the same round waited for it,
-    // and the next load was not moved above the store: ~30 cycles a round). A writer warp copies several
-    // parts in a row, so its copy-out's latency is what keeps each slot taken (pipe_engine.cuh).
+    // Compaction's rounds go out in batches of BATCH: every shared-memory load of a batch, then its stores,
+    // so one load latency per batch rather than per round (a store after a load of the same round waited
+    // for it, and the next load was not moved above the store: ~30 cycles a round). A writer warp copies
+    // several parts in a row, so its copy-out's latency is what keeps each slot taken (pipe_engine.cuh).
+    // The partitions, copied out by their compute warps (20 per SM), keep a plain loop: batched, reversed
+    // partition i32 at 2^28 was 577 µs against 556-559 (session 19).
     //
     // Up to ALIGNED_FROM items (4 rounds) go out unaligned, in at most 4 predicated loads and stores per
     // lane and no loop: with few rounds the aligned walk's extra round and the loop's set-up cost more than
@@ -386,18 +406,26 @@ template <class T, bool FLAGS = false> struct PipeSelectWork : PipeWorkDefaults 
         const uint32_t shift = (uint32_t)(reinterpret_cast<uintptr_t>(to) / sizeof(T)) % 32;
         T* line = to - shift + lane;  // this lane's destination in round 0
         const uint32_t rounds = (count + shift + 31) / 32;
-        for (uint32_t k0 = 0; k0 < rounds; k0 += BATCH) {
-            // Rounds past the last have d ≥ count (32 · rounds ≥ count + shift): predicated off.
-            T v[BATCH];
-#pragma unroll
-            for (uint32_t i = 0; i < BATCH; ++i) {
-                const uint32_t d = 32 * (k0 + i) + lane - shift;  // offset from `to`; wraps below it (then ≥ count)
-                if (d < count) v[i] = stage[REVERSED ? count - 1 - d : d];
+        if constexpr (!COMPACTS) {
+#pragma unroll 4
+            for (uint32_t k = 0; k < rounds; ++k) {
+                const uint32_t d = 32 * k + lane - shift;  // offset from `to`; wraps below it (then ≥ count)
+                if (d < count) line[32 * k] = stage[REVERSED ? count - 1 - d : d];
             }
+        } else {
+            for (uint32_t k0 = 0; k0 < rounds; k0 += BATCH) {
+                // Rounds past the last have d ≥ count (32 · rounds ≥ count + shift): predicated off.
+                T v[BATCH];
 #pragma unroll
-            for (uint32_t i = 0; i < BATCH; ++i) {
-                const uint32_t d = 32 * (k0 + i) + lane - shift;
-                if (d < count) line[32 * (k0 + i)] = v[i];
+                for (uint32_t i = 0; i < BATCH; ++i) {
+                    const uint32_t d = 32 * (k0 + i) + lane - shift;  // as above
+                    if (d < count) v[i] = stage[REVERSED ? count - 1 - d : d];
+                }
+#pragma unroll
+                for (uint32_t i = 0; i < BATCH; ++i) {
+                    const uint32_t d = 32 * (k0 + i) + lane - shift;
+                    if (d < count) line[32 * (k0 + i)] = v[i];
+                }
             }
         }
     }

@@ -31,8 +31,8 @@
 // prefix only after seeing the aggregates of every earlier tile. So when tile t writes, every read of
 // an earlier tile's input has completed; later tiles read only at indices at or after their own start.
 //
-// Writer warps (WRITER_WARPS > 0 in the Work's tuning row: `select`, i.e. compaction, count_if and the
-// partitions by predicate or uniqueness; select_flagged's row has none). The compute warps then only
+// Writer warps (WRITER_WARPS > 0 in the Work's tuning row: `select`, i.e. compaction and count_if by
+// predicate or uniqueness; the partitions' and select_flagged's rows have none). The compute warps then only
 // reduce a tile, publish its aggregate and stage it (prepare_tile), and go on to the next loaded slot at
 // once; writer warps wait for each tile's prefix and write it out (Work::write_part, one compute warp's
 // part at a time), then free the slot. With the compute warps finishing tile k themselves, they reduce
@@ -260,7 +260,7 @@ template <class Work> struct PipeEngine {
                 mbar_init(&s.empty[i], (WRITERS > 0 ? WRITERS : WARPS) + by_publisher + !Work::needs_prefix(p));
                 mbar_init(&s.ready[i], 1);
                 mbar_init(&s.reduced[i], 1);
-                mbar_init(&s.staged[i], WARPS);
+                if constexpr (WRITERS > 0) mbar_init(&s.staged[i], WARPS);
             }
             fence_barrier_init();
         }

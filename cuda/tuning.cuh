@@ -87,6 +87,12 @@
 // partition reversed 555 → 590; 4 writer warps (copying their parts in a row) 428 / 309 / 361 and
 // partition 696; 16 compute + 8 writers with a ring of 7 × 32 KB 408 / 339 / 371.
 //
+// The partitions (`partition`) run the same Work without writer warps, in kernels of their own (session
+// 19): they copy every item out, not only the selected ones, and through 8 writer warps the reversed
+// partition of i32 at 2^28 took 591 µs; on their own 20 compute warps 565-569 (with compaction's batched
+// copy-out 577), i64 1126 → 1074, f16 449 → 420 (benches/NOTES.md session 19). 2 tiles reduced ahead was
+// 1 % faster at 2^28 and 2-4 % slower at 2^23-2^24; 16 × 4 with a ring of 6 × 32 KB 3 % slower.
+//
 // The run-based primitives (agent_pipe_runs.cuh) run 16 compute warps of 4 chunks per lane (as
 // selection did until session 15; a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a
 // ring of 6 and 3 tiles reduced ahead; the encodings also keep staged head indices (up to 32 KB) in static shared memory.
@@ -103,6 +109,7 @@
 #define LOOKBACK_PIPE_TUNING(X)     \
     X(scan, 8, 8, 7, 4, 1024, 0)    \
     X(select, 20, 4, 5, 3, 819, 8)  \
+    X(partition, 20, 4, 5, 3, 819, 0) \
     X(flagged, 16, 4, 5, 3, 1024, 0) \
     X(runs, 16, 4, 6, 3, 1024, 0)
 
@@ -113,7 +120,7 @@
 
 namespace lookback {
 
-enum class Algo { scan, select, flagged, runs, encode, encode_small };
+enum class Algo { scan, select, partition, flagged, runs, encode, encode_small };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

@@ -18,6 +18,8 @@ pub(crate) struct Kernel {
 pub(crate) enum Algo {
     Scan,
     Select,
+    /// The partitions on the persistent engine (compaction's Work without writer warps).
+    Partition,
     /// select_flagged on the persistent engine (its ring slots hold the flags too).
     Flagged,
     /// The run-based kernels with a value column (by key, unique_by_key).
@@ -177,6 +179,7 @@ pub(crate) fn pipe_kernels() -> Vec<(Kernel, Option<PipeTuning>)> {
     for ty in DType::ALL {
         kernels.extend(SCAN_OPS.iter().filter_map(|&op| pipe_scan_kernel(op, ty)).map(|k| row(k, Algo::Scan)));
         kernels.push(row(pipe_select_kernel(ty), Algo::Select));
+        kernels.push(row(pipe_partition_kernel(ty), Algo::Partition));
         for key_bytes in KEY_BYTES {
             kernels.extend(
                 KEYED_OPS.iter().filter_map(|&op| pipe_by_key_kernel(op, key_bytes, ty)).map(|k| row(k, Algo::Runs)),

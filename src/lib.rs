@@ -172,6 +172,10 @@ pub mod __private {
     pub fn pipe_select_tile_items(bytes: usize) -> usize {
         crate::kernels::pipe_tuning(crate::kernels::Algo::Select).map_or(0, |p| p.tile_bytes() / bytes)
     }
+    /// Items per tile of the persistent partitions (sm_90+) of an element type of `bytes` bytes.
+    pub fn pipe_partition_tile_items(bytes: usize) -> usize {
+        crate::kernels::pipe_tuning(crate::kernels::Algo::Partition).map_or(0, |p| p.tile_bytes() / bytes)
+    }
     /// Items per tile of the persistent run-based kernels (sm_90+) with keys of `key_bytes` bytes and a
     /// value column of `value_bytes` bytes (0: none, the encodings).
     pub fn pipe_runs_tile_items(key_bytes: usize, value_bytes: usize) -> usize {

@@ -176,9 +176,12 @@ impl Workspace {
         let tuning = kernels::tuning(Algo::Select, size_of::<T>());
         let tiles = job.n.div_ceil(tuning.tile_items(size_of::<T>()));
         // The persistent engine covers every layout by predicate or uniqueness and compaction by flags
-        // of 4- and 8-byte items (the flags a side stream of its tiles, with a tuning row of its own:
-        // `flagged` in cuda/tuning.cuh); the mask-only mode, flagged 1- and 2-byte items (whose flags
+        // of 4- and 8-byte items, in three kernel families with a tuning row each (cuda/tuning.cuh):
+        // compaction and count_if (`select`, with writer warps), the partitions (`partition`, without:
+        // they copy every item out, and writer warps made them slower), select_flagged (`flagged`: the
+        // flags a side stream of its tiles). The mask-only mode, flagged 1- and 2-byte items (whose flags
         // would not leave room for the ring) and flags not 16-byte aligned stay on the classic agent.
+        // The stable partition's count pass runs on the partition kernel too (same tiles, same grid).
         // Under `Engine::Auto` every mode switches at its row's `min_tiles` (32 MB; select_flagged
         // measured 7-10 % faster persistent there, 0-5 % slower below). Compaction stayed on the classic
         // agent up to 64 MB until session 15, whose persistent kernels are faster from 32 MB (H200, µs, classic /
@@ -186,26 +189,21 @@ impl Workspace {
         // 24.8 / 21.0 / 26.1; i64 2^22 select_if 26.0 / 23.3 / 25.0, in place 27.7 / 27.3 / 26.1) and
         // still slower at 16 MB (i32 2^22 select_if 16.9 / 18.3, in place 17.6 / 19.8; benches/NOTES.md).
         let bytes = job.n * size_of::<T>();
-        let persistent = match (job.mode, job.source) {
-            (Mode::Mask, _) => None,
-            (Mode::Compact, Source::Flags(flags)) => self.persistent_launch(
-                stream,
-                kernels::pipe_flagged_tuning(size_of::<T>()),
-                kernels::pipe_flagged_kernel(size_of::<T>()),
-                bytes,
-                bytes,
-                &[job.input, flags],
-            )?,
-            (_, Source::Flags(_)) => None,
-            _ => self.persistent_launch(
-                stream,
-                kernels::pipe_tuning(Algo::Select),
-                Some(kernels::pipe_select_kernel(T::DTYPE)),
-                bytes,
-                bytes,
-                &[job.input],
-            )?,
+        // (row, kernel, the flags' address or 0: its alignment decides too)
+        let (pipe, pipe_kernel, flags_addr) = match (job.mode, job.source) {
+            (Mode::Mask, _) => (None, None, 0),
+            (Mode::Compact, Source::Flags(flags)) => {
+                (kernels::pipe_flagged_tuning(size_of::<T>()), kernels::pipe_flagged_kernel(size_of::<T>()), flags)
+            }
+            (_, Source::Flags(_)) => (None, None, 0),
+            (Mode::PartitionReverse | Mode::PartitionSplit | Mode::PartitionStable, _) => {
+                (kernels::pipe_tuning(Algo::Partition), Some(kernels::pipe_partition_kernel(T::DTYPE)), 0)
+            }
+            (Mode::Compact | Mode::Count, _) => {
+                (kernels::pipe_tuning(Algo::Select), Some(kernels::pipe_select_kernel(T::DTYPE)), 0)
+            }
         };
+        let persistent = self.persistent_launch(stream, pipe, pipe_kernel, bytes, bytes, &[job.input, flags_addr])?;
         let (source, flags, pred) = match job.source {
             Source::Pred(p) => (0, 0, p),
             Source::Flags(f) => (1, f, PredProgram::default()),
@@ -232,7 +230,10 @@ impl Workspace {
         let shaped = persistent.unwrap_or(classic);
         if job.mode == Mode::PartitionStable {
             // The rejected items start after all selected ones: count them first, into the scratch word,
-            // then partition (both on the same engine).
+            // then partition, both with the same kernel. (Counting on the compaction kernel, whose writer
+            // warps count faster, measured i32 2^28 822.7 against 837.2 µs, but 50.6 / 79.0 against 47.3 /
+            // 77.4 at 2^23 / 2^24: a different kernel for the second launch cost 2-3 µs there;
+            // benches/NOTES.md session 19.)
             let (kernel, shape, tiles) = shaped;
             self.launch_shaped(stream, kernel, shape, tiles, |lb, scratch| params(lb, scratch, Mode::Count))?;
         }

@@ -37,14 +37,14 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     }
     assert_eq!(count, 8 * 6 + 4 * 3);
     // Each scan pair has a classic and a persistent kernel. Plus a classic selection, a persistent
-    // compaction and a three-way partition kernel per type, keyed reductions/scans per (Sum/Min/Max, key
+    // compaction, a persistent partition and a three-way partition kernel per type, keyed reductions/scans per (Sum/Min/Max, key
     // size, value type), and encodings per (key size, value size or none), each classic and persistent,
     // plus the encodings' small-grid kernel per key size, and a persistent select_flagged kernel per item
     // size of 4 and 8 bytes.
     let keyed = 2 * 3 * 4 * DType::ALL.len();
     let encodings = 2 * 4 * 5 + 4;
     let flagged = 2;
-    assert_eq!(lookback::__private::ALL_KERNELS.len(), 2 * count + 3 * DType::ALL.len() + keyed + encodings + flagged);
+    assert_eq!(lookback::__private::ALL_KERNELS.len(), 2 * count + 4 * DType::ALL.len() + keyed + encodings + flagged);
 }
 
 #[test]

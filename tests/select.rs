@@ -153,13 +153,18 @@ fn check_unique<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, n:
 }
 
 /// Sizes around the tile boundaries of `engine` (the persistent one: 40 KB tiles, a last tile ending in
-/// a part the bulk copy cannot move, and more tiles than SMs; select_flagged's own tiles of 4- and 8-byte
-/// items, whose flags' last < 16 bytes the bulk copy cannot move either).
+/// a part the bulk copy cannot move, and more tiles than SMs; the partitions' tiles where their row's
+/// differ; select_flagged's own tiles of 4- and 8-byte items, whose flags' last < 16 bytes the bulk copy
+/// cannot move either).
 fn edge_sizes<T: TestElement>(engine: Engine) -> Vec<usize> {
     if engine == Engine::Persistent {
         let t = lookback::__private::pipe_select_tile_items(size_of::<T>());
         let odd = (16 / size_of::<T>()).max(2) - 1;
         let mut sizes = vec![1, 2, 33, t - 1, t, t + 1, t + odd, 2 * t + odd, 140 * t + 3];
+        let p = lookback::__private::pipe_partition_tile_items(size_of::<T>());
+        if p != t {
+            sizes.extend([p - 1, p, p + odd, 2 * p + odd, 140 * p + 3]);
+        }
         if let Some(f) = lookback::__private::pipe_flagged_tile_items(size_of::<T>()) {
             sizes.extend([f - 1, f, f + 15, 2 * f + 1, 3 * f + 17]);
         }
