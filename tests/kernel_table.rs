@@ -37,10 +37,10 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     }
     assert_eq!(count, 8 * 6 + 4 * 3);
     // Each scan pair has a classic and a persistent kernel. Plus a classic selection, a persistent
-    // compaction, a persistent partition and a three-way partition kernel per type, keyed reductions/scans per (Sum/Min/Max, key
-    // size, value type), and encodings per (key size, value size or none), each classic and persistent,
-    // plus the encodings' small-grid kernel per key size, and a persistent select_flagged kernel per item
-    // size of 4 and 8 bytes.
+    // compaction, a persistent partition and a three-way partition kernel per type, keyed
+    // reductions/scans per (Sum/Min/Max, key size, value type), and encodings per (key size, value size
+    // or none), each classic and persistent, plus the encodings' small-grid kernel per key size, and a
+    // persistent select_flagged kernel per item size of 4 and 8 bytes.
     let keyed = 2 * 3 * 4 * DType::ALL.len();
     let encodings = 2 * 4 * 5 + 4;
     let flagged = 2;
