@@ -11,6 +11,18 @@
 //               every one is ready, barrier, then the store (no compute beyond a warp reduction)
 // No variant computes a prefix correctly: they bound what any kernel of this structure can reach.
 //
+// Cluster variants (sm_90 thread-block clusters, session 21): the whole grid is one cluster of ≤ 16
+// blocks, which the hardware schedules together, so tile = the block's rank in the cluster needs no atomic
+// for forward progress, and the aggregates travel through distributed shared memory instead of L2:
+//   cl_copy     the tile copy, launched as one cluster (what the cluster launch itself costs)
+//   cl_pull     reduce, aggregate into the block's own shared memory, cluster barrier, warp 0 reads the
+//               aggregates of the lower ranks remotely (ld.shared::cluster), a second barrier phase keeps
+//               each block's shared memory alive until every reader is done
+//   cl_push     mbarrier initialised and a cluster barrier arrived on before the loads (waited on after
+//               them); each block sends its aggregate to every higher rank (st.async with complete_tx on
+//               the receiver's mbarrier) and waits only for its own predecessors' bytes: a look-back whose
+//               status words live in the receivers' shared memory
+//
 // Build (any nvcc ≥ 12 for sm_90):  nvcc -O3 -std=c++17 -arch=sm_90 -o latency_floor latency_floor.cu
 // Run:                              ./latency_floor [reps]
 #include <cuda_runtime.h>
@@ -99,6 +111,114 @@ template <int MODE, int CPT> __global__ void __launch_bounds__(THREADS) probe(co
     }
 }
 
+enum : int { CL_COPY = 0, CL_PULL = 1, CL_PUSH = 2 };
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// The address of this block's shared variable at `p` in the shared memory of block `rank` of the cluster.
+__device__ __forceinline__ unsigned remote_addr(const void* p, unsigned rank) {
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ void cluster_arrive_release() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+
+template <int MODE, int CPT>
+__global__ void __launch_bounds__(THREADS) cluster_probe(const uint4* in, uint4* out, size_t chunks) {
+    constexpr size_t TILE = (size_t)THREADS * CPT;
+    __shared__ unsigned warp_sums[THREADS / 32];
+    __shared__ unsigned prefix_s;
+    __shared__ unsigned aggregate_s;       // pull: this block's aggregate, read by higher ranks
+    __shared__ unsigned inbox[16];         // push: the aggregates of the lower ranks, written by them
+    __shared__ alignas(8) unsigned long long inbox_full;
+    const unsigned rank = cluster_rank();
+    if (MODE == CL_PUSH) {
+        if (threadIdx.x == 0) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&inbox_full)) : "memory");
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        __syncthreads();
+        cluster_arrive_relaxed();  // waited on after the loads: every mbarrier is initialised by then
+    }
+    const size_t tile = blockIdx.x;
+    const size_t first = tile * TILE;
+    uint4 v[CPT];
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
+        v[i] = c < chunks ? in[c] : make_uint4(0, 0, 0, 0);
+    }
+    if (MODE != CL_COPY) {
+        unsigned s = 0;
+#pragma unroll
+        for (int i = 0; i < CPT; ++i) s += v[i].x + v[i].y + v[i].z + v[i].w;
+        s = __reduce_add_sync(0xffffffffu, s);
+        if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = s;
+        __syncthreads();
+        const unsigned lane = threadIdx.x & 31;
+        unsigned agg = 0;
+        if (threadIdx.x < 32) {
+            agg = lane < THREADS / 32 ? warp_sums[lane] : 0;
+            agg = __reduce_add_sync(0xffffffffu, agg);
+        }
+        if (MODE == CL_PULL) {
+            if (threadIdx.x == 0) aggregate_s = agg;
+            cluster_arrive_release();
+            cluster_wait();
+            if (threadIdx.x < 32) {
+                unsigned x = 0;
+                if (lane < rank) asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(x) : "r"(remote_addr(&aggregate_s, lane)) : "memory");
+                x = __reduce_add_sync(0xffffffffu, x);
+                if (lane == 0) prefix_s = x;
+            }
+            cluster_arrive_relaxed();  // done reading the others' shared memory; waited on before exit
+        } else {
+            cluster_wait();
+            if (threadIdx.x < 32) {
+                const unsigned blocks = gridDim.x;
+                if (lane > rank && lane < blocks) {
+                    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];" ::"r"(
+                                     remote_addr(&inbox[rank], lane)),
+                                 "r"(agg), "r"(remote_addr(&inbox_full, lane))
+                                 : "memory");
+                }
+                if (lane == 0) {
+                    unsigned long long state;
+                    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
+                                 : "=l"(state)
+                                 : "r"(smem_addr(&inbox_full)), "r"(4u * rank)
+                                 : "memory");
+                }
+                unsigned done = 0;
+                while (!done) {
+                    asm volatile(
+                        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                        : "=r"(done)
+                        : "r"(smem_addr(&inbox_full))
+                        : "memory");
+                }
+                unsigned x = lane < rank ? inbox[lane] : 0;
+                x = __reduce_add_sync(0xffffffffu, x);
+                if (lane == 0) prefix_s = x;
+            }
+        }
+        __syncthreads();
+        v[0].x += prefix_s;
+    }
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
+        if (c < chunks) out[c] = v[i];
+    }
+    if (MODE == CL_PULL) cluster_wait();
+}
+
 __global__ void empty_kernel() {}
 
 struct Bench {
@@ -145,6 +265,29 @@ double run_probe(Bench& b, const std::vector<uint4*>& in, const std::vector<uint
     });
 }
 
+// One cluster of every tile (≤ 16 blocks); nothing when the size needs more tiles than that.
+template <int MODE, int CPT>
+double run_cluster(Bench& b, const std::vector<uint4*>& in, const std::vector<uint4*>& out, size_t chunks) {
+    const unsigned grid = (unsigned)((chunks + THREADS * CPT - 1) / (THREADS * CPT));
+    if (grid > 16) return -1;
+    auto kernel = cluster_probe<MODE, CPT>;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = grid;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(THREADS);
+    cfg.stream = b.stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    return b.median_us([&](int i) {
+        CHECK(cudaLaunchKernelEx(&cfg, kernel, (const uint4*)in[i % in.size()], out[i % out.size()], chunks));
+    });
+}
+
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
     cudaDeviceProp prop;
@@ -158,7 +301,7 @@ int main(int argc, char** argv) {
     const size_t max_tiles = 1 << 16;
     CHECK(cudaMalloc(&ws.status, 8 * max_tiles));
     CHECK(cudaMemset(ws.status, 0, 8 * max_tiles));
-    for (int log2n : {10, 12, 14, 16, 18, 20}) {
+    for (int log2n : {10, 12, 14, 16, 17, 18, 20}) {
         const size_t bytes = (size_t)4 << log2n;  // i32 items
         const size_t chunks = bytes / 16;
         const int copies = 64;
@@ -185,6 +328,16 @@ int main(int argc, char** argv) {
         row("copy_cpt1", run_probe<0, 1>(b, in, out, chunks, ws));
         row("lookback_cpt1", run_probe<ATOMIC | LOOKBACK, 1>(b, in, out, chunks, ws));
         row("lookback_prefetch_cpt1", run_probe<ATOMIC | PREFETCH | LOOKBACK, 1>(b, in, out, chunks, ws));
+        auto cluster_row = [&](const char* name, double us) {
+            if (us >= 0) row(name, us);
+        };
+        cluster_row("cl_copy_cpt4", run_cluster<CL_COPY, 4>(b, in, out, chunks));
+        cluster_row("cl_pull_cpt4", run_cluster<CL_PULL, 4>(b, in, out, chunks));
+        cluster_row("cl_push_cpt4", run_cluster<CL_PUSH, 4>(b, in, out, chunks));
+        cluster_row("cl_copy_cpt8", run_cluster<CL_COPY, 8>(b, in, out, chunks));
+        cluster_row("cl_pull_cpt8", run_cluster<CL_PULL, 8>(b, in, out, chunks));
+        cluster_row("cl_push_cpt8", run_cluster<CL_PUSH, 8>(b, in, out, chunks));
+        cluster_row("cl_push_cpt16", run_cluster<CL_PUSH, 16>(b, in, out, chunks));
         for (int c = 0; c < copies; ++c) {
             CHECK(cudaFree(in[c]));
             CHECK(cudaFree(out[c]));
