@@ -26,6 +26,13 @@
 // 2^18-2^20, where it leads CUB by 12-19 %); 320 threads for i32 was 5-25 % slower (probe, session 12).
 // The same larger tiles in the many-wave kernel were 2-18 % slower at 2^23.
 //
+// `scan_by_key` is the register tile of the scans by key of 8-byte values (agent_scan_by_key.cuh): its
+// chunks_per_thread counts units of two items (7: a lane owns 14 consecutive items; odd unit counts keep
+// the transposes' 16-byte reads conflict-free), not the 16-byte chunks of tile_io.cuh; for 8-byte values
+// they are the same size, so the launcher's tile_items holds. Of five shapes in the probe
+// benches/probes/scan_by_key_tile.cu (f64, H200, session 21), 192 × 14 was the fastest or within 3 % of
+// it at every size from 2^20 to 2^28 (256 × 10 up to 6 % slower at 2^20-2^22, 128 × 10 3 % at 2^28).
+//
 // Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
 // between polls measured best for the i32 scan at 2^24-2^28 (0.68 → 0.81 of memcpy at 2^28 against
@@ -54,7 +61,8 @@
     X(encode_small, 1, 512, 1, 1000, 500) \
     X(encode_small, 2, 384, 2, 1000, 500) \
     X(encode_small, 4, 256, 4, 1000, 500) \
-    X(encode_small, 8, 192, 8, 1000, 500)
+    X(encode_small, 8, 192, 8, 1000, 500) \
+    X(scan_by_key, 8, 192, 7, 1000, 500)
 
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles, writer_warps)`. A tile is
@@ -120,7 +128,7 @@
 
 namespace lookback {
 
-enum class Algo { scan, select, partition, flagged, runs, encode, encode_small };
+enum class Algo { scan, select, partition, flagged, runs, encode, encode_small, scan_by_key };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

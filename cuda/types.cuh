@@ -25,6 +25,13 @@
 // The key sizes of the run-based kernels (agent_runs.cuh): keys travel as bits of their size, and float
 // keys get IEEE equality from the parameters (key_equality.cuh), so one kernel per size serves every key
 // type. build.rs parses this list; cuda/kernels/by_key_*.cu and runs.cu instantiate each size.
+// The 8-byte rows of LOOKBACK_TYPES: the value types of the register-tile scans by key
+// (agent_scan_by_key.cuh). build.rs checks that each row is one of LOOKBACK_TYPES, of 8 bytes.
+#define LOOKBACK_WIDE_TYPES(X)  \
+    X(i64, int64_t, int)        \
+    X(u64, uint64_t, int)       \
+    X(f64, double, float)
+
 #define LOOKBACK_KEY_BYTES(X) \
     X(1)                      \
     X(2)                      \

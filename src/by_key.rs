@@ -4,7 +4,7 @@ use crate::element::Element;
 use crate::encode::one_shot_runs;
 use crate::error::{Error, Result, check_len};
 use crate::host::check_reduce_op;
-use crate::kernels;
+use crate::kernels::{self, Algo};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
 use crate::op::ScanOp;
 use crate::runs::{Runs, RunsJob, RunsMode, positional_kernel};
@@ -75,6 +75,7 @@ impl Workspace {
             small_kernel: None,
             pipe_kernel,
             value_bytes: size_of::<V>(),
+            algo: Algo::Runs,
             tile_bytes: size_of::<K>().max(size_of::<V>()),
             keys: k,
             values: v,
@@ -120,12 +121,14 @@ impl Workspace {
             &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
             &[Span::new::<V>("output", o, out_len)],
         )?;
+        let (kernel, algo) = scan_by_key_kernel::<K, V>(op)?;
         let job = RunsJob {
-            kernel: by_key_kernel::<K, V>(op)?,
+            kernel,
             small_kernel: None,
             // The persistent kernel is reduce_by_key's: the mode picks its scan Work.
             pipe_kernel: kernels::pipe_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE),
             value_bytes: size_of::<V>(),
+            algo,
             tile_bytes: size_of::<K>().max(size_of::<V>()),
             keys: k,
             values: v,
@@ -316,6 +319,20 @@ impl Workspace {
 fn by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<kernels::Kernel> {
     kernels::by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE)
         .ok_or(Error::Unsupported { operation: op.name(), dtype: V::DTYPE.name() })
+}
+
+/// The classic scan-by-key kernel of `(op, K, V)` and its tuning row: the register tile
+/// (`cuda/agent_scan_by_key.cuh`) for 8-byte values, the keyed reduction's kernel for the others. H200,
+/// f64 keys and values, inclusive sum, one process (benches/probes/scan_by_key_tile.cu, session 21): the
+/// register tile took 11.9 / 34.4 / 103.6 / 1529.9 µs at 2^20 / 2^22 / 2^24 / 2^28 where the keyed
+/// reduction's tile took 17.1 / 46.3 / 135.7 / 1900.7 (CUB: 17.2 / 41.6 / 120.4 / 1697.8 in call 2).
+fn scan_by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<(kernels::Kernel, Algo)> {
+    if size_of::<V>() == 8 {
+        let kernel = kernels::scan_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE)
+            .ok_or(Error::Unsupported { operation: op.name(), dtype: V::DTYPE.name() })?;
+        return Ok((kernel, Algo::ScanByKey));
+    }
+    Ok((by_key_kernel::<K, V>(op)?, Algo::Runs))
 }
 
 /// Allocates an output of `n` items and runs `f` with a temporary workspace.

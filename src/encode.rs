@@ -2,7 +2,7 @@
 //! pass (see `cuda/agent_runs.cuh`).
 use crate::element::Element;
 use crate::error::Result;
-use crate::kernels;
+use crate::kernels::{self, Algo};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
 use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type, positional_kernel};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
@@ -56,6 +56,7 @@ impl Workspace {
             small_kernel: kernels::runs_small_kernel(size_of::<T>()),
             pipe_kernel,
             value_bytes: 0,
+            algo: Algo::Encode,
             tile_bytes: size_of::<T>(),
             keys: src,
             values: 0,

@@ -28,6 +28,8 @@ pub(crate) enum Algo {
     Encode,
     /// The encodings' small-grid kernel (`runs_small_kernel`).
     EncodeSmall,
+    /// The scans by key of 8-byte values (`scan_by_key_kernel`: `cuda/agent_scan_by_key.cuh`).
+    ScanByKey,
 }
 
 /// One row of `cuda/tuning.cuh`.

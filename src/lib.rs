@@ -154,6 +154,15 @@ pub mod __private {
     pub fn runs_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Runs, bytes).tile_items(bytes)
     }
+    /// Items per tile of the classic scans by key with values of `value_bytes` bytes and a larger column
+    /// of `bytes` bytes: the register tile for 8-byte values, else the run-based kernels' tile.
+    pub fn scan_by_key_tile_items(bytes: usize, value_bytes: usize) -> usize {
+        if value_bytes == 8 {
+            crate::kernels::tuning(crate::kernels::Algo::ScanByKey, 8).tile_items(8)
+        } else {
+            runs_tile_items(bytes)
+        }
+    }
     /// Items per tile of the classic encodings (run-length, run-end, non-trivial runs) of keys of
     /// `bytes` bytes.
     pub fn encode_tile_items(bytes: usize) -> usize {

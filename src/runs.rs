@@ -225,7 +225,10 @@ pub(crate) struct RunsJob {
     /// Bytes of a value item that the kernel reads (0: no value column); with the key's, it sets the
     /// persistent tile ([`pipe_tile_items`]).
     pub value_bytes: usize,
-    /// Larger of the key and value sizes: selects the tile shape (`cuda/tuning.cuh`).
+    /// The tuning row of `kernel`'s classic tile (`cuda/tuning.cuh`): Runs (keyed reductions and scans,
+    /// unique_by_key), Encode (no value column) or ScanByKey (the register tile of 8-byte values).
+    pub algo: Algo,
+    /// Larger of the key and value sizes: selects the tile shape within the row.
     pub tile_bytes: usize,
     pub keys: u64,
     pub values: u64,
@@ -236,14 +239,6 @@ pub(crate) struct RunsJob {
     pub seed: u64,
     pub mode: RunsMode,
     pub length_bytes: u32,
-}
-
-impl RunsJob {
-    /// The tuning row of the classic tile: the encodings (no value column) have rows of their own, as
-    /// `RunsAgent::Shape` picks them (`cuda/agent_runs.cuh`, `cuda/tuning.cuh`).
-    fn classic_algo(&self) -> Algo {
-        if self.value_bytes == 0 { Algo::Encode } else { Algo::Runs }
-    }
 }
 
 /// `(abs_mask, inf_bits)` of a key type: IEEE equality for float keys on the device, bitwise (0, 0)
@@ -307,7 +302,7 @@ impl Workspace {
         let (kernel, shape, tiles) = match persistent {
             Some(plan) => plan,
             None => {
-                let tuning = kernels::tuning(job.classic_algo(), job.tile_bytes);
+                let tuning = kernels::tuning(job.algo, job.tile_bytes);
                 let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
                 match job.small_kernel {
                     Some(small) if tiles <= ENCODE_SMALL_GRID_TILES => {

@@ -40,8 +40,9 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     // compaction, a persistent partition and a three-way partition kernel per type, keyed
     // reductions/scans per (Sum/Min/Max, key size, value type), and encodings per (key size, value size
     // or none), each classic and persistent, plus the encodings' small-grid kernel per key size, and a
-    // persistent select_flagged kernel per item size of 4 and 8 bytes.
-    let keyed = 2 * 3 * 4 * DType::ALL.len();
+    // persistent select_flagged kernel per item size of 4 and 8 bytes, and the register-tile scans by key
+    // per (Sum/Min/Max, key size, 8-byte value type).
+    let keyed = 2 * 3 * 4 * DType::ALL.len() + 3 * 4 * 3;
     let encodings = 2 * 4 * 5 + 4;
     let flagged = 2;
     assert_eq!(lookback::__private::ALL_KERNELS.len(), 2 * count + 4 * DType::ALL.len() + keyed + encodings + flagged);

@@ -129,16 +129,22 @@ fn tile_of<K: TestElement, V: TestElement>(engine: Engine) -> usize {
     }
 }
 
+/// Items per tile of the classic scans by key of `(K, V)`: the register tile of 8-byte values
+/// (`cuda/agent_scan_by_key.cuh`) differs from the other run-based kernels' tile.
+fn scan_tile<K: TestElement, V: TestElement>() -> usize {
+    lookback::__private::scan_by_key_tile_items(size_of::<K>().max(size_of::<V>()), size_of::<V>())
+}
+
+/// Every run-based primitive of `n` keys of `shape`, whose runs align to `tile` where the shape says so.
 fn check_all<K: TestElement, V: TestElement>(
     stream: &Arc<CudaStream>,
     ws: &mut Workspace,
     n: usize,
-    shape: Shape,
+    (shape, tile): (Shape, usize),
     seed: u64,
     engine: Engine,
 ) {
     ws.set_engine(engine);
-    let tile = tile_of::<K, V>(engine);
     let keys: Vec<K> = keys(n, shape, tile, seed);
     let what = format!("{}/{} n={n} {shape:?} seed={seed} {engine:?}", K::DTYPE.name(), V::DTYPE.name());
     check_keys::<K, V>(stream, ws, &keys, seed, &what);
@@ -272,9 +278,11 @@ fn encode_small_tile<K: TestElement>() -> usize {
     lookback::__private::encode_small_tile_items(size_of::<K>())
 }
 
-/// Sizes for the classic engine: around the keyed kernels' tile and around both tiles of the encodings.
+/// Sizes for the classic engine: around the keyed kernels' tile, the scans by key's, and both tiles of
+/// the encodings.
 fn classic_edge_sizes<K: TestElement, V: TestElement>() -> Vec<usize> {
     let mut sizes = edge_sizes(tile_of::<K, V>(Engine::Classic));
+    sizes.extend(edge_sizes(scan_tile::<K, V>()));
     sizes.extend(edge_sizes(encode_tile::<K>()));
     sizes.extend(edge_sizes(encode_small_tile::<K>()));
     sizes.sort_unstable();
@@ -304,9 +312,18 @@ fn edge_cases<K: TestElement, V: TestElement>() {
     for engine in [Engine::Classic, Engine::Persistent] {
         let mut ws = Workspace::new(&stream);
         let sizes = if engine == Engine::Classic { classic_edge_sizes::<K, V>() } else { pipe_edge_sizes::<K, V>() };
+        // Runs aligned to the engine's tile, and on the classic engine to the scans by key's own tile
+        // where it differs (8-byte values).
+        let mut tiles = vec![tile_of::<K, V>(engine)];
+        if engine == Engine::Classic && scan_tile::<K, V>() != tiles[0] {
+            tiles.push(scan_tile::<K, V>());
+        }
         for (i, n) in sizes.into_iter().enumerate() {
             for (s, shape) in SHAPES.into_iter().enumerate() {
-                check_all::<K, V>(&stream, &mut ws, n, shape, (i * 16 + s) as u64, engine);
+                let aligned = matches!(shape, Shape::TileRuns | Shape::HalfTileRuns | Shape::StraddleRuns);
+                for &tile in if aligned { &tiles[..] } else { &tiles[..1] } {
+                    check_all::<K, V>(&stream, &mut ws, n, (shape, tile), (i * 16 + s) as u64, engine);
+                }
             }
         }
     }
@@ -331,7 +348,8 @@ macro_rules! runs_tests {
                 let (n, s, seed) = case;
                 let mut ws = Workspace::new(&stream);
                 for engine in [Engine::Classic, Engine::Persistent] {
-                    check_all::<$k, $v>(&stream, &mut ws, n, SHAPES[s], seed, engine);
+                    let tile = tile_of::<$k, $v>(engine);
+                    check_all::<$k, $v>(&stream, &mut ws, n, (SHAPES[s], tile), seed, engine);
                 }
             }
         }
@@ -349,6 +367,8 @@ runs_tests! {
     i16, u16 => edge_i16_u16, random_i16_u16;
     i8, u32 => edge_i8_u32, random_i8_u32;
     i64, f64 => edge_i64_f64, random_i64_f64;
+    f64, f64 => edge_f64_f64, random_f64_f64;
+    f32, u64 => edge_f32_u64, random_f32_u64;
 }
 
 #[test]
@@ -533,18 +553,23 @@ fn sanitizer_cases() {
     for (i, shape) in [Shape::Geometric(4.0), Shape::TileRuns, Shape::WithNans].into_iter().enumerate() {
         let tile = lookback::__private::runs_tile_items(4);
         for n in [1, tile + 1, 3 * tile - 1] {
-            check_all::<i32, i32>(&stream, &mut ws, n, shape, i as u64, Engine::Classic);
-            check_all::<f64, f16>(&stream, &mut ws, n, shape, i as u64 + 7, Engine::Classic);
+            check_all::<i32, i32>(&stream, &mut ws, n, (shape, tile), i as u64, Engine::Classic);
+            check_all::<f64, f16>(&stream, &mut ws, n, (shape, tile), i as u64 + 7, Engine::Classic);
+        }
+        // The register tile of the scans by key of 8-byte values (cuda/agent_scan_by_key.cuh).
+        let tile = lookback::__private::scan_by_key_tile_items(8, 8);
+        for n in [1, tile + 1, 3 * tile - 1] {
+            check_all::<i32, f64>(&stream, &mut ws, n, (shape, tile), i as u64 + 3, Engine::Classic);
         }
         let t = lookback::__private::pipe_runs_tile_items(4, 4);
         for n in [5, t + 3, 7 * t + 1] {
-            check_all::<i32, i32>(&stream, &mut ws, n, shape, i as u64, Engine::Persistent);
+            check_all::<i32, i32>(&stream, &mut ws, n, (shape, t), i as u64, Engine::Persistent);
         }
         let t = lookback::__private::pipe_runs_tile_items(8, 2);
-        check_all::<f64, f16>(&stream, &mut ws, 2 * t + 7, shape, i as u64 + 7, Engine::Persistent);
+        check_all::<f64, f16>(&stream, &mut ws, 2 * t + 7, (shape, t), i as u64 + 7, Engine::Persistent);
         // 8-byte reductions: the 16-byte status entries (RunsPairState TWO_WORDS).
         let t = lookback::__private::pipe_runs_tile_items(4, 8);
-        check_all::<i32, f64>(&stream, &mut ws, 3 * t + 5, shape, i as u64 + 11, Engine::Persistent);
+        check_all::<i32, f64>(&stream, &mut ws, 3 * t + 5, (shape, t), i as u64 + 11, Engine::Persistent);
     }
     // Rings: reduce_by_key and run-length encoding only (two launches keep racecheck short).
     ws.set_engine(Engine::Persistent);
@@ -601,9 +626,9 @@ fn persistent_many_rings() {
     let tiles = 2 * 132 * 6 + 5;
     for (i, shape) in [Shape::Geometric(4.0), Shape::AllEqual, Shape::StraddleRuns].into_iter().enumerate() {
         let t = lookback::__private::pipe_runs_tile_items(4, 4);
-        check_all::<i32, i32>(&stream, &mut ws, tiles * t + 3, shape, 40 + i as u64, Engine::Persistent);
+        check_all::<i32, i32>(&stream, &mut ws, tiles * t + 3, (shape, t), 40 + i as u64, Engine::Persistent);
         let t = lookback::__private::pipe_runs_tile_items(4, 8);
-        check_all::<i32, f64>(&stream, &mut ws, tiles * t + 1, shape, 50 + i as u64, Engine::Persistent);
+        check_all::<i32, f64>(&stream, &mut ws, tiles * t + 1, (shape, t), 50 + i as u64, Engine::Persistent);
         let t = lookback::__private::pipe_runs_tile_items(1, 0);
         let n = tiles * t + 9;
         let keys: Vec<u8> = keys(n, shape, t, 60 + i as u64);

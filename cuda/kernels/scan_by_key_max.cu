@@ -1,0 +1,8 @@
+// Scans by key of 8-byte values with operator max (see scan_by_key.cuh).
+#include "scan_by_key.cuh"
+
+#define LOOKBACK_SCAN_BY_KEY_max_K1(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(max, OpMax, 1, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_max_K2(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(max, OpMax, 2, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_max_K4(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(max, OpMax, 4, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_max_K8(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(max, OpMax, 8, NAME, CTYPE)
+LOOKBACK_SCAN_BY_KEY_KERNELS(max)

@@ -1,0 +1,8 @@
+// Scans by key of 8-byte values with operator min (see scan_by_key.cuh).
+#include "scan_by_key.cuh"
+
+#define LOOKBACK_SCAN_BY_KEY_min_K1(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(min, OpMin, 1, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_min_K2(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(min, OpMin, 2, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_min_K4(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(min, OpMin, 4, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_min_K8(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(min, OpMin, 8, NAME, CTYPE)
+LOOKBACK_SCAN_BY_KEY_KERNELS(min)

@@ -1,0 +1,8 @@
+// Scans by key of 8-byte values with operator sum (see scan_by_key.cuh).
+#include "scan_by_key.cuh"
+
+#define LOOKBACK_SCAN_BY_KEY_sum_K1(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(sum, OpSum, 1, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_sum_K2(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(sum, OpSum, 2, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_sum_K4(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(sum, OpSum, 4, NAME, CTYPE)
+#define LOOKBACK_SCAN_BY_KEY_sum_K8(NAME, CTYPE, CLASS) LOOKBACK_SCAN_BY_KEY_KERNEL(sum, OpSum, 8, NAME, CTYPE)
+LOOKBACK_SCAN_BY_KEY_KERNELS(sum)
