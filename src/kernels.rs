@@ -206,6 +206,7 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
         kernels.push(partition3_kernel(ty));
         for key_bytes in KEY_BYTES {
             kernels.extend(KEYED_OPS.iter().filter_map(|&op| by_key_kernel(op, key_bytes, ty)));
+            kernels.extend(KEYED_OPS.iter().filter_map(|&op| scan_by_key_kernel(op, key_bytes, ty)));
         }
     }
     for key_bytes in KEY_BYTES {
