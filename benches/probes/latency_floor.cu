@@ -49,6 +49,34 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 #endif
 }
 
+// The tile's chunks of `in` (zeros past the end), and back to `out`.
+template <int CPT> __device__ __forceinline__ void load_tile(const uint4* in, size_t first, size_t chunks, uint4 (&v)[CPT]) {
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
+        v[i] = c < chunks ? in[c] : make_uint4(0, 0, 0, 0);
+    }
+}
+template <int CPT> __device__ __forceinline__ void store_tile(uint4* out, size_t first, size_t chunks, const uint4 (&v)[CPT]) {
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) {
+        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
+        if (c < chunks) out[c] = v[i];
+    }
+}
+// The block's sum of its words, in warp 0 (every lane; other warps get 0). One barrier.
+template <int CPT> __device__ __forceinline__ unsigned block_sum(const uint4 (&v)[CPT], unsigned* warp_sums) {
+    unsigned s = 0;
+#pragma unroll
+    for (int i = 0; i < CPT; ++i) s += v[i].x + v[i].y + v[i].z + v[i].w;
+    s = __reduce_add_sync(0xffffffffu, s);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x >= 32) return 0;
+    const unsigned lane = threadIdx.x & 31;
+    return __reduce_add_sync(0xffffffffu, lane < THREADS / 32 ? warp_sums[lane] : 0);
+}
+
 template <int MODE, int CPT> __global__ void __launch_bounds__(THREADS) probe(const uint4* in, uint4* out, size_t chunks, Ws ws) {
     constexpr size_t TILE = (size_t)THREADS * CPT;
     __shared__ unsigned long long tile_s;
@@ -69,21 +97,10 @@ template <int MODE, int CPT> __global__ void __launch_bounds__(THREADS) probe(co
     }
     const size_t first = tile * TILE;
     uint4 v[CPT];
-#pragma unroll
-    for (int i = 0; i < CPT; ++i) {
-        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
-        v[i] = c < chunks ? in[c] : make_uint4(0, 0, 0, 0);
-    }
+    load_tile(in, first, chunks, v);
     if (MODE & LOOKBACK) {
-        unsigned s = 0;
-#pragma unroll
-        for (int i = 0; i < CPT; ++i) s += v[i].x + v[i].y + v[i].z + v[i].w;
-        s = __reduce_add_sync(0xffffffffu, s);
-        if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = s;
-        __syncthreads();
+        const unsigned agg = block_sum(v, warp_sums);
         if (threadIdx.x < 32) {
-            unsigned agg = threadIdx.x < THREADS / 32 ? warp_sums[threadIdx.x] : 0;
-            agg = __reduce_add_sync(0xffffffffu, agg);
             if (threadIdx.x == 0) {
                 const unsigned long long w = ((unsigned long long)ws.epoch << 32) | agg;
                 asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(ws.status + tile), "l"(w) : "memory");
@@ -104,11 +121,7 @@ template <int MODE, int CPT> __global__ void __launch_bounds__(THREADS) probe(co
         __syncthreads();
         v[0].x += prefix_s;
     }
-#pragma unroll
-    for (int i = 0; i < CPT; ++i) {
-        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
-        if (c < chunks) out[c] = v[i];
-    }
+    store_tile(out, first, chunks, v);
 }
 
 enum : int { CL_COPY = 0, CL_PULL = 1, CL_PUSH = 2 };
@@ -149,24 +162,10 @@ __global__ void __launch_bounds__(THREADS) cluster_probe(const uint4* in, uint4*
     const size_t tile = blockIdx.x;
     const size_t first = tile * TILE;
     uint4 v[CPT];
-#pragma unroll
-    for (int i = 0; i < CPT; ++i) {
-        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
-        v[i] = c < chunks ? in[c] : make_uint4(0, 0, 0, 0);
-    }
+    load_tile(in, first, chunks, v);
     if (MODE != CL_COPY) {
-        unsigned s = 0;
-#pragma unroll
-        for (int i = 0; i < CPT; ++i) s += v[i].x + v[i].y + v[i].z + v[i].w;
-        s = __reduce_add_sync(0xffffffffu, s);
-        if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = s;
-        __syncthreads();
         const unsigned lane = threadIdx.x & 31;
-        unsigned agg = 0;
-        if (threadIdx.x < 32) {
-            agg = lane < THREADS / 32 ? warp_sums[lane] : 0;
-            agg = __reduce_add_sync(0xffffffffu, agg);
-        }
+        const unsigned agg = block_sum(v, warp_sums);
         if (MODE == CL_PULL) {
             if (threadIdx.x == 0) aggregate_s = agg;
             cluster_arrive_release();
@@ -211,11 +210,7 @@ __global__ void __launch_bounds__(THREADS) cluster_probe(const uint4* in, uint4*
         __syncthreads();
         v[0].x += prefix_s;
     }
-#pragma unroll
-    for (int i = 0; i < CPT; ++i) {
-        const size_t c = first + (size_t)i * THREADS + threadIdx.x;
-        if (c < chunks) out[c] = v[i];
-    }
+    store_tile(out, first, chunks, v);
     if (MODE == CL_PULL) cluster_wait();
 }
 

@@ -6,14 +6,10 @@
 // items, 56 registers, 19.7 KB and 5 blocks per SM (35 warps) against our 24 warps; 36 % of our stall
 // samples wait on the barrier behind warp 0's look-back.
 //
-// The register tile (RegTile<THREADS, IPT>): warp w owns 32·IPT consecutive items, lane l IPT of them.
-// Keys and values are loaded warp-striped with 16-byte loads (all in flight together) and transposed to
-// the lanes' consecutive items through a per-warp shared buffer; lane 0 of each warp loads the key before
-// the warp's first item itself. The tile's (heads, open run's sum) pair is scanned as in the classic
-// agent. A tile with a head publishes P at once (its inclusive prefix is its aggregate's value). Warps
-// with a head before their first item are final without the tile's prefix: they store before the
-// look-back; the others (always warp 0) wait for it. Results go back through the buffer to coalesced
-// 16-byte stores.
+// The register tile is the library's (cuda/agent_scan_by_key.cuh, in its tuning row's shape). The shape
+// sweep of session 21 (256 × 10, 224 × 10, 256 × 6, 128 × 10, 192 × 14; benches/NOTES.md) ran on this
+// probe's first version, commit 89f058c, which carried its own copy of the tile with the shape as template
+// parameters.
 //
 // Build (from the crate root): nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I cuda \
 //                                   -o scan_by_key_tile benches/probes/scan_by_key_tile.cu
@@ -26,7 +22,7 @@
 #include <cstring>
 #include <vector>
 
-#include "agent_runs.cuh"
+#include "agent_scan_by_key.cuh"
 #include "check.cuh"
 
 using namespace lookback;
@@ -36,182 +32,10 @@ __global__ void __launch_bounds__(Classic::BLOCK_THREADS, Classic::MIN_BLOCKS) c
     Classic::run(p);
 }
 
-template <int THREADS, int IPT> struct RegTile {
-    static constexpr int WARPS = THREADS / 32;
-    static constexpr int WARP_ITEMS = 32 * IPT;
-    static constexpr int TILE_ITEMS = THREADS * IPT;
-    static constexpr int CPL = IPT / 2;  // 16-byte chunks per lane and column
-    static_assert(IPT % 2 == 0 && IPT <= 30 && THREADS % 32 == 0, "whole chunks, 32-bit head masks");
-    using Pair = RunPair<double>;
-    using Local = LocalPair<double>;
-    using POp = PairOp<OpSum, true>;
-    using State = WidePairState<Pair, true>;
-
-    struct Storage {
-        uint4 xpose[WARPS][WARP_ITEMS / 2];
-        BlockScanStorage<Local, WARPS> scan;
-        Pair exclusive;
-        uint64_t tile_id;
-    };
-
-    // Warp-striped chunk c of lane l is the warp's chunk 32c + l; lane l's own items are chunks l·CPL + j.
-    static __device__ __forceinline__ void to_blocked(uint4* buf, const uint4 (&striped)[CPL], double (&out)[IPT]) {
-        const int lane = (int)lane_id();
-#pragma unroll
-        for (int c = 0; c < CPL; ++c) buf[c * 32 + lane] = striped[c];
-        __syncwarp();
-#pragma unroll
-        for (int j = 0; j < CPL; ++j) {
-            const uint4 u = buf[lane * CPL + j];
-            memcpy(&out[2 * j], &u, 16);
-        }
-        __syncwarp();
-    }
-    static __device__ __forceinline__ void to_striped(uint4* buf, const double (&in)[IPT], uint4 (&striped)[CPL]) {
-        const int lane = (int)lane_id();
-#pragma unroll
-        for (int j = 0; j < CPL; ++j) {
-            uint4 u;
-            memcpy(&u, &in[2 * j], 16);
-            buf[lane * CPL + j] = u;
-        }
-        __syncwarp();
-#pragma unroll
-        for (int c = 0; c < CPL; ++c) striped[c] = buf[c * 32 + lane];
-        __syncwarp();
-    }
-    // The warp's chunks of `base` (the warp's first item), items at or past `valid` (warp-relative) read 0.
-    static __device__ __forceinline__ void load_striped(const double* base, int valid, bool full, uint4 (&v)[CPL]) {
-        const int lane = (int)lane_id();
-#pragma unroll
-        for (int c = 0; c < CPL; ++c) {
-            const int i = 2 * (c * 32 + lane);
-            if (full) {
-                v[c] = reinterpret_cast<const uint4*>(base)[c * 32 + lane];
-            } else {
-                double d[2] = {i < valid ? base[i] : 0.0, i + 1 < valid ? base[i + 1] : 0.0};
-                memcpy(&v[c], d, 16);
-            }
-        }
-    }
-    static __device__ __forceinline__ void store_striped(double* base, int valid, bool full, const uint4 (&v)[CPL]) {
-        const int lane = (int)lane_id();
-#pragma unroll
-        for (int c = 0; c < CPL; ++c) {
-            const int i = 2 * (c * 32 + lane);
-            if (full) {
-                reinterpret_cast<uint4*>(base)[c * 32 + lane] = v[c];
-            } else {
-                double d[2];
-                memcpy(d, &v[c], 16);
-                if (i < valid) base[i] = d[0];
-                if (i + 1 < valid) base[i + 1] = d[1];
-            }
-        }
-    }
-    // The inclusive results of the lane's items, `running` being its run's sum before its first item.
-    static __device__ __forceinline__ void finish(Storage& s, double* out, int valid, bool full, const double (&v)[IPT],
-                                                  uint32_t heads, double running) {
-        double r[IPT];
-#pragma unroll
-        for (int j = 0; j < IPT; ++j) {
-            running = (heads >> j) & 1u ? v[j] : running + v[j];
-            r[j] = running;
-        }
-        uint4 striped[CPL];
-        to_striped(s.xpose[warp_id()], r, striped);
-        store_striped(out, valid, full, striped);
-    }
-
-    static __device__ __forceinline__ void run(const RunsParams& p) {
-        __shared__ Storage s;
-        const LookbackParams& lb = p.lb;
-        if (threadIdx.x == 0) {
-            s.tile_id = take_tile(lb, {p.keys, p.n * 8, TILE_ITEMS * 8ull}, {p.values, p.n * 8, TILE_ITEMS * 8ull});
-        }
-        __syncthreads();
-        const uint64_t tile = s.tile_id;
-        const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
-        const int warp = (int)warp_id(), lane = (int)lane_id();
-        const uint64_t wstart = start + (uint64_t)warp * WARP_ITEMS;  // the warp's first item
-        const int wvalid = max(0, min(WARP_ITEMS, valid - warp * WARP_ITEMS));
-        // Whole tiles take 16-byte accesses; every warp of the last tile goes item by item. (`full` derived
-        // from the warp's clamp, wvalid == WARP_ITEMS, took the 16-byte path for a partial warp of the last
-        // tile in sm_90 SASS from nvcc 13.0: compute-sanitizer saw the read past the end.)
-        const bool full = valid == TILE_ITEMS && ((uintptr_t)p.keys | (uintptr_t)p.values | (uintptr_t)p.out_values) % 16 == 0;
-        const double* keys = static_cast<const double*>(p.keys) + wstart;
-        const double* values = static_cast<const double*>(p.values) + wstart;
-        double* out = static_cast<double*>(p.out_values) + wstart;
-
-        // 1. Loads: keys and values in flight together, and the key before the warp's first item.
-        uint4 ks[CPL], vs[CPL];
-        load_striped(keys, wvalid, full, ks);
-        load_striped(values, wvalid, full, vs);
-        double before = 0.0;
-        if (lane == 0 && wstart > 0 && wvalid > 0) before = keys[-1];
-
-        // 2. Heads from the keys (IEEE !=: each NaN its own run), then the values in the lanes' order.
-        double k[IPT], v[IPT];
-        to_blocked(s.xpose[warp], ks, k);
-        double prev = __shfl_up_sync(0xffffffffu, k[IPT - 1], 1);
-        if (lane == 0) prev = before;
-        uint32_t heads = (uint32_t)(k[0] != prev);
-#pragma unroll
-        for (int j = 1; j < IPT; ++j) heads |= (uint32_t)(k[j] != k[j - 1]) << j;
-        const int first = lane * IPT;
-        if (wstart + first == 0) heads |= 1u;
-        const int mine = max(0, min(IPT, wvalid - first));
-        const uint32_t in_range = (uint32_t)((1ull << mine) - 1);
-        heads &= in_range;
-        to_blocked(s.xpose[warp], vs, v);
-
-        // 3. The lane's pair, the block scan, the tile's aggregate.
-        Local own;
-        own.count = __popc(heads);
-        double acc = -0.0;
-#pragma unroll
-        for (int j = 0; j < IPT; ++j) {
-            const double x = (in_range >> j) & 1u ? v[j] : -0.0;
-            acc = (heads >> j) & 1u ? x : acc + x;
-        }
-        own.value = acc;
-        Local total;
-        const Local prefix = block_exclusive_scan<POp>(own, total, s.scan);
-        const bool has_heads = total.count > 0;
-        const State state{lb.status, lb.epoch};
-        const Pair aggregate{total.count, total.value};
-        if (threadIdx.x == 0) state.publish(tile, tile == 0 || has_heads ? STATUS_P : STATUS_A, aggregate);
-
-        // 4. Warps with a head before their first item are final now: they store before the look-back.
-        const bool free = __shfl_sync(0xffffffffu, prefix.count, 0) > 0;
-        if (free) finish(s, out, wvalid, full, v, heads, prefix.value);
-
-        // 5. Warp 0 resolves the prefix the others need (none when the tile starts with a head).
-        const bool carried = tile > 0 && !(start == 0 || (__shfl_sync(0xffffffffu, heads, 0) & 1u));
-        if (warp == 0) {
-            Pair exclusive = POp::template identity<Pair>();
-            if (__shfl_sync(0xffffffffu, (uint32_t)carried, 0)) {
-                exclusive = warp_lookback<POp, Pair, State>(state, tile, lb.first_poll_ns, lb.poll_ns);
-                if (lane == 0 && !has_heads) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
-            }
-            if (lane == 0) s.exclusive = exclusive;
-        }
-        __syncthreads();
-        if (!free) {
-            const double running = prefix.count ? prefix.value : s.exclusive.value + prefix.value;
-            finish(s, out, wvalid, full, v, heads, running);
-        }
-    }
-};
-
-#define REG_KERNEL(NAME, THREADS, IPT, BLOCKS)                                                  \
-    __global__ void __launch_bounds__(THREADS, BLOCKS) NAME(RunsParams p) { RegTile<THREADS, IPT>::run(p); }
-REG_KERNEL(reg_256x10, 256, 10, 4)
-REG_KERNEL(reg_224x10, 224, 10, 5)
-REG_KERNEL(reg_256x6, 256, 6, 6)
-REG_KERNEL(reg_128x10, 128, 10, 8)
-REG_KERNEL(reg_192x14, 192, 14, 4)
+using Register = ScanByKeyAgent<8, double, OpSum>;
+__global__ void __launch_bounds__(Register::BLOCK_THREADS, Register::MIN_BLOCKS) register_kernel(RunsParams p) {
+    Register::run(p);
+}
 
 struct Variant {
     const char* name;
@@ -242,11 +66,7 @@ int main(int argc, char** argv) {
     std::printf("scan_by_key_tile: %s; f64 keys (runs of 4) and values, inclusive sum; median of %d\n", prop.name, reps);
     const Variant variants[] = {
         {"classic_128x16", classic_kernel, Classic::BLOCK_THREADS, Classic::TILE_ITEMS},
-        {"reg_256x10", reg_256x10, 256, 2560},
-        {"reg_224x10", reg_224x10, 224, 2240},
-        {"reg_256x6", reg_256x6, 256, 1536},
-        {"reg_128x10", reg_128x10, 128, 1280},
-        {"reg_192x14", reg_192x14, 192, 2688},
+        {"register", register_kernel, Register::BLOCK_THREADS, Register::TILE_ITEMS},
     };
     for (const Variant& v : variants) {
         cudaFuncAttributes a;
@@ -275,7 +95,7 @@ int main(int argc, char** argv) {
         CHECK(cudaMalloc(&out, n * 8));
         CHECK(cudaMemcpy(keys, hk.data(), n * 8, cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(values, hv.data(), n * 8, cudaMemcpyHostToDevice));
-        const uint64_t max_tiles = n / 1280 + 2;
+        const uint64_t max_tiles = n / std::min(Classic::TILE_ITEMS, Register::TILE_ITEMS) + 2;
         uint64_t* ws;
         CHECK(cudaMalloc(&ws, (2 + 2 * max_tiles) * 8));
         cudaEvent_t e0, e1;
