@@ -22,9 +22,6 @@
     X(f16, __half, float)       \
     X(bf16, __nv_bfloat16, float)
 
-// The key sizes of the run-based kernels (agent_runs.cuh): keys travel as bits of their size, and float
-// keys get IEEE equality from the parameters (key_equality.cuh), so one kernel per size serves every key
-// type. build.rs parses this list; cuda/kernels/by_key_*.cu and runs.cu instantiate each size.
 // The 8-byte rows of LOOKBACK_TYPES: the value types of the register-tile scans by key
 // (agent_scan_by_key.cuh). build.rs checks that each row is one of LOOKBACK_TYPES, of 8 bytes.
 #define LOOKBACK_WIDE_TYPES(X)  \
@@ -32,6 +29,9 @@
     X(u64, uint64_t, int)       \
     X(f64, double, float)
 
+// The key sizes of the run-based kernels (agent_runs.cuh): keys travel as bits of their size, and float
+// keys get IEEE equality from the parameters (key_equality.cuh), so one kernel per size serves every key
+// type. build.rs parses this list; cuda/kernels/by_key_*.cu and runs.cu instantiate each size.
 #define LOOKBACK_KEY_BYTES(X) \
     X(1)                      \
     X(2)                      \

@@ -323,9 +323,9 @@ fn by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<kernels::Kernel> 
 
 /// The classic scan-by-key kernel of `(op, K, V)` and its tuning row: the register tile
 /// (`cuda/agent_scan_by_key.cuh`) for 8-byte values, the keyed reduction's kernel for the others. H200,
-/// f64 keys and values, inclusive sum, one process (benches/probes/scan_by_key_tile.cu, session 21): the
-/// register tile took 11.9 / 34.4 / 103.6 / 1529.9 µs at 2^20 / 2^22 / 2^24 / 2^28 where the keyed
-/// reduction's tile took 17.1 / 46.3 / 135.7 / 1900.7 (CUB: 17.2 / 41.6 / 120.4 / 1697.8 in call 2).
+/// f64 keys and values, inclusive sum (benches/NOTES.md, session 21): 12.9 / 35.2 / 109.4 / 1585.1 µs at
+/// 2^20 / 2^22 / 2^24 / 2^28 against CUB's 17.4 / 41.5 / 120.4 / 1685.0 in the same process; the keyed
+/// reduction's tile took 17.1 / 46.3 / 135.7 / 1900.7 in a probe (`benches/probes/scan_by_key_tile.cu`).
 fn scan_by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<(kernels::Kernel, Algo)> {
     if size_of::<V>() == 8 {
         let kernel = kernels::scan_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE)
