@@ -615,6 +615,29 @@ fn scan_by_key_into_unaligned_output() {
     same(&got[1..=n], &host::exclusive_scan_by_key(&keys, &values, 3, ScanOp::Max).unwrap(), "unaligned exclusive");
 }
 
+/// The register tile of 8-byte values (`cuda/agent_scan_by_key.cuh`) moves whole tiles in 16-byte units
+/// only when keys, values and output are aligned to them; views one item in take its item-by-item path on
+/// every tile, not only the last. Several tiles, keys and values and output each one item in.
+#[test]
+fn scan_by_key_8_byte_values_unaligned_views() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Classic);
+    let n = 3 * lookback::__private::scan_by_key_tile_items(8, 8) + 5;
+    let keys: Vec<f64> = keys(n + 1, Shape::Geometric(4.0), 4096, 31);
+    let values: Vec<f64> = common::random_vec(n + 1, 32, 0.0);
+    let (dk, dv) = (stream.clone_htod(&keys).unwrap(), stream.clone_htod(&values).unwrap());
+    let (k, v) = (&keys[1..], &values[1..]);
+    let mut out = upload_poisoned::<f64>(&stream, n + 1);
+    ws.inclusive_scan_by_key_into(&dk.slice(1..), &dv.slice(1..), &mut out.slice_mut(1..), ScanOp::Sum).unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    let want = host::inclusive_scan_by_key(k, v, ScanOp::Sum).unwrap();
+    check_scan(v, &got[1..=n], &want, ScanOp::Sum, false).unwrap_or_else(|e| panic!("unaligned inclusive: {e}"));
+    ws.exclusive_scan_by_key_into(&dk.slice(1..), &dv.slice(1..), &mut out.slice_mut(1..), 2.5, ScanOp::Max).unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    same(&got[1..=n], &host::exclusive_scan_by_key(k, v, 2.5, ScanOp::Max).unwrap(), "unaligned exclusive");
+}
+
 /// The persistent engine over more tiles than all 132 SMs' rings of 6 slots hold, twice: every block goes
 /// round its ring several times and the look-ahead folds many other blocks' aggregates (in tile order: the
 /// pair operator does not commute). i32 keys with i32 and f64 values (one-word aggregates and 16-byte
