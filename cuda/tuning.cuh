@@ -33,6 +33,14 @@
 // benches/probes/scan_by_key_tile.cu (f64, H200, session 21), 192 × 14 was the fastest or within 3 % of
 // it at every size from 2^20 to 2^28 (256 × 10 up to 6 % slower at 2^20-2^22, 128 × 10 3 % at 2^28).
 //
+// `heads` and `heads_encode` are the register tile whose run heads write every output (agent_heads.cuh):
+// reduce_by_key and unique_by_key of 4-byte keys and values, and run-length / run-end encoding of 4-byte
+// keys. A lane owns chunks_per_thread * 16 / 4 consecutive items (16 and 32), in 16-byte units. Of four
+// shapes each in the probe benches/probes/runs_tile.cu (i32, runs of mean 4, H200, session 22), 256 × 16
+// was the fastest reduce_by_key at every size from 2^20 to 2^28 (128 × 24 within 3 %, 128 × 16 2-8 %
+// slower, 256 × 8 8-30 % slower) and 128 × 32 the fastest encoding from 2^22 (256 × 16 equal to the run
+// agent, 128 × 16 and 256 × 8 slower).
+//
 // Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
 // between polls measured best for the i32 scan at 2^24-2^28 (0.68 → 0.81 of memcpy at 2^28 against
@@ -62,7 +70,9 @@
     X(encode_small, 2, 384, 2, 1000, 500) \
     X(encode_small, 4, 256, 4, 1000, 500) \
     X(encode_small, 8, 192, 8, 1000, 500) \
-    X(scan_by_key, 8, 192, 7, 1000, 500)
+    X(scan_by_key, 8, 192, 7, 1000, 500) \
+    X(heads, 4, 256, 4, 1000, 500)       \
+    X(heads_encode, 4, 128, 8, 1000, 500)
 
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles, writer_warps)`. A tile is
@@ -128,7 +138,7 @@
 
 namespace lookback {
 
-enum class Algo { scan, select, partition, flagged, runs, encode, encode_small, scan_by_key };
+enum class Algo { scan, select, partition, flagged, runs, encode, encode_small, scan_by_key, heads, heads_encode };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

@@ -58,14 +58,18 @@ impl Workspace {
                 Span::new::<u64>("num_runs", count, 1),
             ],
         )?;
-        let (kernel, pipe_kernel, mode) = match reduce {
+        let ((kernel, algo), pipe_kernel, mode) = match reduce {
             Some(op) => (
-                by_key_kernel::<K, V>(op)?,
+                keyed_runs_kernel(kernels::heads_kernel(op.kind(), size_of::<K>(), V::DTYPE), || {
+                    by_key_kernel::<K, V>(op)
+                })?,
                 kernels::pipe_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE),
                 RunsMode::Reduce,
             ),
             None => (
-                positional_kernel(size_of::<K>(), size_of::<V>())?,
+                keyed_runs_kernel(kernels::heads_runs_kernel(size_of::<K>(), size_of::<V>()), || {
+                    positional_kernel(size_of::<K>(), size_of::<V>())
+                })?,
                 kernels::pipe_runs_kernel(size_of::<K>(), size_of::<V>()),
                 RunsMode::Unique,
             ),
@@ -75,7 +79,7 @@ impl Workspace {
             small_kernel: None,
             pipe_kernel,
             value_bytes: size_of::<V>(),
-            algo: Algo::Runs,
+            algo,
             tile_bytes: size_of::<K>().max(size_of::<V>()),
             keys: k,
             values: v,
@@ -319,6 +323,21 @@ impl Workspace {
 fn by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<kernels::Kernel> {
     kernels::by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE)
         .ok_or(Error::Unsupported { operation: op.name(), dtype: V::DTYPE.name() })
+}
+
+/// The classic kernel of reduce_by_key or unique_by_key and its tuning row: the register tile whose run
+/// heads write every output (`cuda/agent_heads.cuh`, compiled for 4-byte keys and values) where there is
+/// one, else the run agent's kernel (`other`). H200, i32 keys (runs of mean 4) and values, reduce_by_key
+/// in a probe (`benches/probes/runs_tile.cu`, benches/NOTES.md session 22): 13.6 / 23.6 / 67.5 / 836.8 µs
+/// at 2^20 / 2^22 / 2^24 / 2^28 against the run agent's 14.7 / 27.0 / 76.0 / 933.5.
+fn keyed_runs_kernel(
+    heads: Option<kernels::Kernel>,
+    other: impl FnOnce() -> Result<kernels::Kernel>,
+) -> Result<(kernels::Kernel, Algo)> {
+    match heads {
+        Some(kernel) => Ok((kernel, Algo::Heads)),
+        None => Ok((other()?, Algo::Runs)),
+    }
 }
 
 /// The classic scan-by-key kernel of `(op, K, V)` and its tuning row: the register tile

@@ -51,12 +51,23 @@ impl Workspace {
         )?;
         // Every encoding has a persistent kernel (the mode picks the outputs).
         let pipe_kernel = kernels::pipe_runs_kernel(size_of::<T>(), 0);
+        // Run-length and run-end encoding take the register tile whose run heads write every output
+        // where one is compiled (`cuda/agent_heads.cuh`: 4-byte keys); non-trivial runs, which need each
+        // run's end as well as its head, and other key sizes the run agent. Up to
+        // ENCODE_SMALL_GRID_TILES tiles both take the run agent's small-grid kernel. H200, i32 runs of
+        // mean 4, probe `benches/probes/runs_tile.cu` (benches/NOTES.md, session 22): RLE 20.7 / 51.2 /
+        // 166.3 / 623.7 µs at 2^22 / 2^24 / 2^26 / 2^28 against the run agent's 22.6 / 54.7 / 176.8 / 658.6.
+        let heads = kernels::heads_runs_kernel(size_of::<T>(), 0).filter(|_| mode != RunsMode::NonTrivial);
+        let (kernel, algo) = match heads {
+            Some(kernel) => (kernel, Algo::HeadsEncode),
+            None => (positional_kernel(size_of::<T>(), 0)?, Algo::Encode),
+        };
         let job = RunsJob {
-            kernel: positional_kernel(size_of::<T>(), 0)?,
+            kernel,
             small_kernel: kernels::runs_small_kernel(size_of::<T>()),
             pipe_kernel,
             value_bytes: 0,
-            algo: Algo::Encode,
+            algo,
             tile_bytes: size_of::<T>(),
             keys: src,
             values: 0,

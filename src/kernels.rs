@@ -30,6 +30,11 @@ pub(crate) enum Algo {
     EncodeSmall,
     /// The scans by key of 8-byte values (`scan_by_key_kernel`: `cuda/agent_scan_by_key.cuh`).
     ScanByKey,
+    /// reduce_by_key and unique_by_key on the register tile whose run heads write every output
+    /// (`heads_kernel`, `heads_runs_kernel` with values: `cuda/agent_heads.cuh`).
+    Heads,
+    /// Run-length and run-end encoding on that tile (`heads_runs_kernel` without values).
+    HeadsEncode,
 }
 
 /// One row of `cuda/tuning.cuh`.
@@ -207,11 +212,13 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
         for key_bytes in KEY_BYTES {
             kernels.extend(KEYED_OPS.iter().filter_map(|&op| by_key_kernel(op, key_bytes, ty)));
             kernels.extend(KEYED_OPS.iter().filter_map(|&op| scan_by_key_kernel(op, key_bytes, ty)));
+            kernels.extend(KEYED_OPS.iter().filter_map(|&op| heads_kernel(op, key_bytes, ty)));
         }
     }
     for key_bytes in KEY_BYTES {
         for value_bytes in [0, 1, 2, 4, 8] {
             kernels.extend(runs_kernel(key_bytes, value_bytes));
+            kernels.extend(heads_runs_kernel(key_bytes, value_bytes));
         }
         kernels.extend(runs_small_kernel(key_bytes));
     }

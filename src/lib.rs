@@ -163,6 +163,15 @@ pub mod __private {
             runs_tile_items(bytes)
         }
     }
+    /// Items per tile of the register tile whose run heads write every output (`cuda/agent_heads.cuh`),
+    /// if one is compiled for keys of `key_bytes` and values of `value_bytes` (0: none, the run-length
+    /// and run-end encodings): reduce_by_key and unique_by_key with values, the encodings without.
+    pub fn heads_tile_items(key_bytes: usize, value_bytes: usize) -> Option<usize> {
+        let bytes = key_bytes.max(value_bytes);
+        let algo = if value_bytes == 0 { crate::kernels::Algo::HeadsEncode } else { crate::kernels::Algo::Heads };
+        crate::kernels::heads_runs_kernel(key_bytes, value_bytes)
+            .map(|_| crate::kernels::tuning(algo, bytes).tile_items(bytes))
+    }
     /// Items per tile of the classic encodings (run-length, run-end, non-trivial runs) of keys of
     /// `bytes` bytes.
     pub fn encode_tile_items(bytes: usize) -> usize {

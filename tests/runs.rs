@@ -278,13 +278,18 @@ fn encode_small_tile<K: TestElement>() -> usize {
     lookback::__private::encode_small_tile_items(size_of::<K>())
 }
 
-/// Sizes for the classic engine: around the keyed kernels' tile, the scans by key's, and both tiles of
-/// the encodings.
+/// Sizes for the classic engine: around the keyed kernels' tile, the scans by key's, both tiles of the
+/// encodings, and the register tiles whose run heads write every output where `(K, V)` and `K` have them.
 fn classic_edge_sizes<K: TestElement, V: TestElement>() -> Vec<usize> {
     let mut sizes = edge_sizes(tile_of::<K, V>(Engine::Classic));
     sizes.extend(edge_sizes(scan_tile::<K, V>()));
     sizes.extend(edge_sizes(encode_tile::<K>()));
     sizes.extend(edge_sizes(encode_small_tile::<K>()));
+    for value_bytes in [size_of::<V>(), 0] {
+        if let Some(tile) = lookback::__private::heads_tile_items(size_of::<K>(), value_bytes) {
+            sizes.extend(edge_sizes(tile));
+        }
+    }
     sizes.sort_unstable();
     sizes.dedup();
     sizes
@@ -369,6 +374,8 @@ runs_tests! {
     i64, f64 => edge_i64_f64, random_i64_f64;
     f64, f64 => edge_f64_f64, random_f64_f64;
     f32, u64 => edge_f32_u64, random_f32_u64;
+    f32, f32 => edge_f32_f32, random_f32_f32;
+    u32, u32 => edge_u32_u32, random_u32_u32;
 }
 
 #[test]
@@ -556,6 +563,12 @@ fn sanitizer_cases() {
             check_all::<i32, i32>(&stream, &mut ws, n, (shape, tile), i as u64, Engine::Classic);
             check_all::<f64, f16>(&stream, &mut ws, n, (shape, tile), i as u64 + 7, Engine::Classic);
         }
+        // The register tile whose run heads write every output (cuda/agent_heads.cuh): i32/i32 above runs
+        // there for reduce_by_key, unique_by_key and the encodings; float keys and values too.
+        let tile = lookback::__private::heads_tile_items(4, 4).expect("a heads tile for 4-byte keys and values");
+        for n in [tile + 1, 3 * tile - 1] {
+            check_all::<f32, f32>(&stream, &mut ws, n, (shape, tile), i as u64 + 5, Engine::Classic);
+        }
         // The register tile of the scans by key of 8-byte values (cuda/agent_scan_by_key.cuh).
         let tile = lookback::__private::scan_by_key_tile_items(8, 8);
         for n in [1, tile + 1, 3 * tile - 1] {
@@ -636,6 +649,52 @@ fn scan_by_key_8_byte_values_unaligned_views() {
     ws.exclusive_scan_by_key_into(&dk.slice(1..), &dv.slice(1..), &mut out.slice_mut(1..), 2.5, ScanOp::Max).unwrap();
     let got = stream.clone_dtoh(&out).unwrap();
     same(&got[1..=n], &host::exclusive_scan_by_key(k, v, 2.5, ScanOp::Max).unwrap(), "unaligned exclusive");
+}
+
+/// The register tile whose run heads write every output (`cuda/agent_heads.cuh`) loads whole tiles in
+/// 16-byte units only when keys (and values) are aligned to them; views one item in take its
+/// item-by-item path on every tile. Several tiles of both of its shapes (with and without values), and
+/// runs that cross tiles, so the tile's first head takes its value from the look-back.
+#[test]
+fn heads_tile_unaligned_views() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Classic);
+    let tile = lookback::__private::heads_tile_items(4, 4).expect("a heads tile for 4-byte keys and values");
+    let encode_tile = lookback::__private::heads_tile_items(4, 0).expect("a heads tile for 4-byte keys");
+    let n = 3 * tile.max(encode_tile) + 5;
+    for (s, shape) in [Shape::Geometric(4.0), Shape::StraddleRuns, Shape::AllEqual].into_iter().enumerate() {
+        let keys: Vec<i32> = keys(n + 1, shape, tile, 41 + s as u64);
+        let values: Vec<i32> = common::random_vec(n + 1, 42 + s as u64, 0.0);
+        let (dk, dv) = (stream.clone_htod(&keys).unwrap(), stream.clone_htod(&values).unwrap());
+        let (k, v) = (&keys[1..], &values[1..]);
+        let what = format!("unaligned views {shape:?}");
+        let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+        let (mut ko, mut vo) = (upload_poisoned::<i32>(&stream, n), upload_poisoned::<i32>(&stream, n));
+        ws.reduce_by_key_into(&dk.slice(1..), &dv.slice(1..), &mut ko, &mut vo, &mut count, ScanOp::Sum).unwrap();
+        let (want_k, want_v) = host::reduce_by_key(k, v, ScanOp::Sum).unwrap();
+        let runs = stream.clone_dtoh(&count).unwrap()[0] as usize;
+        assert_eq!(runs, want_k.len(), "reduce_by_key {what}: runs");
+        same(&front(&stream, &ko, runs, n, &what), &want_k, &format!("reduce_by_key keys {what}"));
+        same(&front(&stream, &vo, runs, n, &what), &want_v, &format!("reduce_by_key sums {what}"));
+        ws.unique_by_key_into(&dk.slice(1..), &dv.slice(1..), &mut ko, &mut vo, &mut count).unwrap();
+        let (want_k, want_v) = host::unique_by_key(k, v).unwrap();
+        assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, want_k.len(), "unique_by_key {what}: runs");
+        same(&front(&stream, &ko, runs, n, &what), &want_k, &format!("unique_by_key keys {what}"));
+        same(&front(&stream, &vo, runs, n, &what), &want_v, &format!("unique_by_key values {what}"));
+        let mut lengths = upload_poisoned::<u32>(&stream, n);
+        ws.run_length_encode_into(&dk.slice(1..), &mut ko, &mut lengths, &mut count).unwrap();
+        let (want_values, want_lengths) = host::run_length_encode(k);
+        assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, want_values.len(), "rle {what}: runs");
+        same(&front(&stream, &ko, runs, n, &what), &want_values, &format!("rle values {what}"));
+        let got: Vec<u64> = front(&stream, &lengths, runs, n, &what).into_iter().map(u64::from).collect();
+        assert_eq!(got, want_lengths, "rle lengths {what}");
+        let mut ends = upload_poisoned::<u64>(&stream, n);
+        ws.run_end_encode_into(&dk.slice(1..), &mut ko, &mut ends, &mut count).unwrap();
+        let (_, want_ends) = host::run_end_encode(k);
+        assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, want_ends.len(), "run_end_encode {what}: runs");
+        assert_eq!(front(&stream, &ends, runs, n, &what), want_ends, "run_end_encode ends {what}");
+    }
 }
 
 /// The persistent engine over more tiles than all 132 SMs' rings of 6 slots hold, twice: every block goes

@@ -1,0 +1,289 @@
+// One tile of the run-based primitives whose outputs are written at run heads — reduce_by_key, run-length
+// and run-end encoding, unique_by_key — with the items in registers. Semantics are the classic run agent's
+// (agent_runs.cuh), output for output; the look-back, its state and the pair operator are that agent's.
+//
+// Why a tile of its own (benches/NOTES.md, session 22). The run agent stages whole input tiles in shared
+// memory, reads them back into registers and stages its outputs block-wide; its i32 reduce_by_key and
+// run-length encoding reach 0.68 and 0.57 of memcpy at 2^28. The same design lost 20-44 % to a register
+// tile for the scans by key of 8-byte values (agent_scan_by_key.cuh, session 21). Here warp w owns 32·IPT
+// consecutive items and lane l IPT of them; keys (and values) are loaded warp-striped in 16-byte units, all
+// in flight together, and transposed to the lanes' items through a per-warp shared buffer.
+//
+// Everything is written at heads, so no item needs the key after it. Run r's head writes run r's key and
+// the *previous* run's result: its reduction (the running value before the head), its length (the head's
+// index minus the previous head's) or its end (the head's index). The input's last run is closed by the
+// last tile, with the run count. Each warp stages its heads' outputs at warp-local slots in its own shared
+// buffer before the look-back — only the tile's first head needs the tile's exclusive prefix for its value,
+// and it is fixed while storing — and stores them coalesced once the tile's run count is known.
+//
+// Not in place (the Rust layer rejects overlapping buffers): a warp reads the key before its first item,
+// which another warp or tile may own.
+#pragma once
+#include "agent_runs.cuh"
+
+namespace lookback {
+
+// Transposes between a warp's striped 16-byte units (lane l holds units 32c + l) and each lane's UPL
+// consecutive units, through a per-warp shared buffer. With an even UPL the blocked phase would hit the
+// same banks (lanes UPL·16 bytes apart): one unit of padding every 8 keeps both phases conflict-free.
+template <int UPL> struct WarpUnits {
+    static constexpr bool PAD = UPL % 2 == 0;
+    static constexpr int UNITS = 32 * UPL;
+    static constexpr int SLOTS = UNITS + (PAD ? UNITS / 8 : 0);
+    static __device__ __forceinline__ int slot(int u) { return PAD ? u + u / 8 : u; }
+
+    // Units 32c + lane of the warp's items from `base`: items at or past `valid` read as zero bits.
+    template <class T>
+    static __device__ __forceinline__ void load(const T* base, int valid, bool full, uint4 (&units)[UPL]) {
+        constexpr int PER = 16 / (int)sizeof(T);
+        const int lane = (int)lane_id();
+#pragma unroll
+        for (int c = 0; c < UPL; ++c) {
+            const int u = c * 32 + lane;
+            if (full) {
+                units[c] = reinterpret_cast<const uint4*>(base)[u];
+            } else {
+                T items[PER];
+#pragma unroll
+                for (int e = 0; e < PER; ++e) items[e] = u * PER + e < valid ? base[u * PER + e] : from_bits<T>(0);
+                memcpy(&units[c], items, sizeof(uint4));
+            }
+        }
+    }
+    template <class T, int N>
+    static __device__ __forceinline__ void to_blocked(uint4* buf, const uint4 (&striped)[UPL], T (&out)[N]) {
+        static_assert(N * sizeof(T) == UPL * sizeof(uint4), "a lane's items fill its units");
+        constexpr int PER = 16 / (int)sizeof(T);
+        const int lane = (int)lane_id();
+#pragma unroll
+        for (int c = 0; c < UPL; ++c) buf[slot(c * 32 + lane)] = striped[c];
+        __syncwarp();
+#pragma unroll
+        for (int j = 0; j < UPL; ++j) {
+            const uint4 u = buf[slot(lane * UPL + j)];
+            memcpy(&out[j * PER], &u, sizeof(uint4));
+        }
+        __syncwarp();
+    }
+};
+
+// The tile of HeadsAgent<KB, V, ..., VALUED> from its tuning row (tuning.cuh: `heads` with a value column,
+// `heads_encode` without, keyed by the larger column's bytes): THREADS × IPT items, compiled for MIN_BLOCKS
+// resident blocks — 4 with values (256 × 16: 56 registers, 32.9 KB), 5 for the encodings (128 × 32: 70
+// registers; shared memory then allows 6), no spills (probe, session 22).
+template <int KB, class V, bool VALUED> struct HeadsShape {
+    static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
+    static constexpr int MAXB = HAS_VALUES && (int)sizeof(V) > KB ? (int)sizeof(V) : KB;
+    using Shape = typename Tuning<HAS_VALUES ? Algo::heads : Algo::heads_encode, MAXB>::Shape;
+    static constexpr int THREADS = Shape::BLOCK_THREADS;
+    static constexpr int IPT = Shape::CHUNKS_PER_THREAD * 16 / MAXB;
+    static constexpr int MIN_BLOCKS = HAS_VALUES ? 4 : 5;
+};
+
+// KB: key bytes. V: the value type (NoValues: the encodings). VALUED: values are reduced with Op
+// (reduce_by_key); otherwise carried (unique_by_key) or absent. Shape: THREADS, IPT, MIN_BLOCKS (the
+// probe passes its own).
+template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V, VALUED>> struct HeadsAgent {
+    using K = typename Bits<KB>::type;
+    static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
+    static constexpr int VB = HAS_VALUES ? (int)sizeof(V) : 0;
+    static constexpr int BLOCK_THREADS = Shape::THREADS;
+    static constexpr int WARPS = BLOCK_THREADS / 32;
+    static constexpr int IPT = Shape::IPT;
+    static constexpr int WARP_ITEMS = 32 * IPT;
+    static constexpr int TILE_ITEMS = BLOCK_THREADS * IPT;
+    static constexpr int MIN_BLOCKS = Shape::MIN_BLOCKS;
+    static_assert(IPT <= 32, "a lane's heads are a 32-bit mask");
+    static_assert(IPT * KB % 16 == 0 && IPT * VB % 16 == 0, "a lane's keys and values fill 16-byte units");
+    static constexpr int KUPL = IPT * KB / 16;
+    static constexpr int VUPL = HAS_VALUES ? IPT * VB / 16 : 1;
+    using KeyUnits = WarpUnits<KUPL>;
+    using ValueUnits = WarpUnits<VUPL>;
+
+    using A = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
+    using Pair = RunPair<A>;
+    using Local = LocalPair<std::conditional_t<VALUED, A, uint32_t>>;
+    using POp = std::conditional_t<VALUED, PairOp<Op, true>, PairOp<OpMax, false>>;
+    using State = WidePairState<Pair, VALUED && sizeof(A) == 8>;
+    // What a head stages beside its key: the previous run's reduction (reduce), its own value (unique), or
+    // a tile-local index or length (the encodings).
+    using S = std::conditional_t<HAS_VALUES, V, uint32_t>;
+
+    // Per warp: the transposes' units, then (the same bytes) the staged keys and S's of its heads.
+    static constexpr int XPOSE_UNITS = KeyUnits::SLOTS > (HAS_VALUES ? ValueUnits::SLOTS : 0)
+                                           ? KeyUnits::SLOTS
+                                           : ValueUnits::SLOTS;
+    static constexpr int STAGE_UNITS = (WARP_ITEMS * (KB + (int)sizeof(S)) + 15) / 16;
+    static constexpr int WARP_UNITS = XPOSE_UNITS > STAGE_UNITS ? XPOSE_UNITS : STAGE_UNITS;
+    struct Storage {
+        uint4 warp[WARPS][WARP_UNITS];
+        BlockScanStorage<Local, WARPS> scan;
+        Pair exclusive;
+        uint64_t tile_id;
+    };
+
+    static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
+        if (bytes == 4) static_cast<uint32_t*>(base)[at] = (uint32_t)x;
+        else static_cast<uint64_t*>(base)[at] = x;
+    }
+
+    static __device__ __forceinline__ void run(const RunsParams& p) {
+        __shared__ Storage s;
+        const LookbackParams& lb = p.lb;
+        if (threadIdx.x == 0) {
+            s.tile_id = take_tile(lb, {p.keys, p.n * KB, TILE_ITEMS * (uint64_t)KB},
+                                  {p.values, HAS_VALUES ? p.n * VB : 0, TILE_ITEMS * (uint64_t)VB});
+        }
+        __syncthreads();
+        const uint64_t tile = s.tile_id;
+        const uint64_t start = tile * (uint64_t)TILE_ITEMS;
+        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+        const int warp = (int)warp_id(), lane = (int)lane_id();
+        const int wfirst = warp * WARP_ITEMS;  // the warp's first item, tile-local
+        const uint64_t wstart = start + wfirst;
+        const int wvalid = max(0, min(WARP_ITEMS, valid - wfirst));
+        // Whole tiles of aligned columns move in units; the last tile goes item by item (see
+        // agent_scan_by_key.cuh for why the test is per tile).
+        const bool full = valid == TILE_ITEMS && ((uintptr_t)p.keys | (HAS_VALUES ? (uintptr_t)p.values : 0)) % 16 == 0;
+        const K* keys = static_cast<const K*>(p.keys) + wstart;
+        uint4* buf = s.warp[warp];
+
+        // 1. Keys (and values) in flight together, and the key before the warp's first item.
+        uint4 ku[KUPL];
+        KeyUnits::load(keys, wvalid, full, ku);
+        [[maybe_unused]] uint4 vu[VUPL];
+        if constexpr (HAS_VALUES) ValueUnits::load(static_cast<const V*>(p.values) + wstart, wvalid, full, vu);
+        K before = K(0);
+        if (lane == 0 && wstart > 0 && wvalid > 0) before = keys[-1];
+
+        // 2. Heads, then the values in the lanes' order.
+        const int first = lane * IPT;  // the lane's first item, warp-local
+        const int mine = max(0, min(IPT, wvalid - first));
+        const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: mine may be 32
+        K k[IPT];
+        KeyUnits::to_blocked(buf, ku, k);
+        uint32_t heads;
+        {
+            K prev = shfl_up(k[IPT - 1], 1);
+            if (lane == 0) prev = before;
+            heads = with_key_eq<KB>(p, [&](auto eq) {
+                constexpr KeyEq EQ = decltype(eq)::value;
+                uint32_t m = (uint32_t)keys_differ<EQ>(prev, k[0]);
+#pragma unroll
+                for (int j = 1; j < IPT; ++j) m |= (uint32_t)keys_differ<EQ>(k[j - 1], k[j]) << j;
+                return m;
+            });
+        }
+        if (wstart + first == 0) heads |= 1u;
+        heads &= in_range;
+        [[maybe_unused]] V v[IPT];
+        if constexpr (HAS_VALUES) ValueUnits::to_blocked(buf, vu, v);
+
+        // 3. The lane's tile-local pair, the block scan, the tile's aggregate published.
+        Local own;
+        own.count = __popc(heads);
+        if constexpr (VALUED) {
+            A acc = Op::template identity<A>();
+#pragma unroll
+            for (int j = 0; j < IPT; ++j) {
+                // Items past the end are the identity; they are never heads.
+                const A x = (in_range >> j) & 1u ? Acc<V>::load(v[j]) : Op::template identity<A>();
+                acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
+            }
+            own.value = acc;
+        } else {
+            own.value = heads ? (uint32_t)(wfirst + first + 31 - __clz((int)heads)) + 1u : 0u;  // index + 1
+        }
+        Local total;
+        const Local prefix = block_exclusive_scan<POp>(own, total, s.scan);
+        Pair aggregate;
+        aggregate.count = total.count;
+        if constexpr (VALUED) aggregate.value = total.value;
+        else aggregate.value = total.value ? start + total.value - 1 : 0;
+        const State state{lb.status, lb.epoch};
+        if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, aggregate);
+
+        // 4. Each head stages its key and what it writes at warp-local slots (the transposes are done: the
+        //    buffer is free). The tile's first head stages a tile-local partial value, completed in 6.
+        const uint32_t wbase = __shfl_sync(0xffffffffu, prefix.count, 0);  // tile-local slot of the warp's first head
+        const uint32_t wruns = __shfl_sync(0xffffffffu, prefix.count + own.count, 31) - wbase;
+        K* staged_keys = reinterpret_cast<K*>(buf);
+        S* staged = reinterpret_cast<S*>(reinterpret_cast<char*>(buf) + WARP_ITEMS * KB);
+        {
+            uint32_t r = prefix.count - wbase;
+            [[maybe_unused]] A running = prefix.value;  // reduce: the run's value before item j
+            [[maybe_unused]] uint32_t last = prefix.value;  // encodings: tile-local index + 1 of the latest head
+            const bool ends = p.mode == RUNS_ENDS;
+#pragma unroll
+            for (int j = 0; j < IPT; ++j) {
+                const bool head = (heads >> j) & 1u;
+                const uint32_t at = (uint32_t)(wfirst + first + j);
+                if (head) {
+                    staged_keys[r] = k[j];
+                    if constexpr (VALUED) staged[r] = Acc<V>::store(running);
+                    else if constexpr (HAS_VALUES) staged[r] = v[j];
+                    else staged[r] = ends || last == 0 ? at : at + 1 - last;
+                    ++r;
+                }
+                if constexpr (VALUED) {
+                    const A x = Acc<V>::load(v[j]);
+                    running = head ? x : Op::apply(running, x);
+                } else if constexpr (!HAS_VALUES) {
+                    last = head ? at + 1 : last;
+                }
+            }
+        }
+
+        // 5. Warp 0 looks back: the tile's exclusive prefix (its run count before the tile above all).
+        if (warp == 0) {
+            Pair exclusive = POp::template identity<Pair>();
+            if (tile != 0) {
+                exclusive = warp_lookback<POp, Pair, State, 4>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                if (lane == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+            }
+            if (lane == 0) s.exclusive = exclusive;
+        }
+        __syncthreads();
+
+        // 6. The warp's staged heads, coalesced: keys at their run's slot, results one slot lower (the run
+        //    each head closes). Warp-local slot 0 of a warp whose base is 0 is the tile's first head.
+        const Pair exclusive = s.exclusive;
+        const uint64_t base = exclusive.count + wbase;  // global slot of the warp's first head
+        K* out_keys = static_cast<K*>(p.out_keys) + base;
+        for (uint32_t i = lane; i < wruns; i += 32) out_keys[i] = staged_keys[i];
+        const bool tile_first = wbase == 0;
+        if constexpr (VALUED) {
+            V* out = static_cast<V*>(p.out_values) + base;
+            for (uint32_t i = lane; i < wruns; i += 32) {
+                if (base + i == 0) continue;  // the input's first head closes no run
+                V x = staged[i];
+                if (tile_first && i == 0) x = Acc<V>::store(Op::apply(exclusive.value, Acc<V>::load(x)));
+                out[(int64_t)i - 1] = x;
+            }
+        } else if constexpr (HAS_VALUES) {
+            V* out = static_cast<V*>(p.out_values) + base;
+            for (uint32_t i = lane; i < wruns; i += 32) out[i] = staged[i];
+        } else {
+            const bool ends = p.mode == RUNS_ENDS;
+            for (uint32_t i = lane; i < wruns; i += 32) {
+                if (base + i == 0) continue;
+                const uint32_t x = staged[i];
+                const uint64_t y = ends ? start + x : (tile_first && i == 0) ? start + x - exclusive.value : x;
+                put_index(p.out_values, base + i - 1, y, p.length_bytes);
+            }
+        }
+        // The last tile closes the input's last run and writes the run count.
+        if (threadIdx.x == 0 && start + valid == p.n) {
+            const Pair inclusive = POp::apply(exclusive, aggregate);
+            *p.num_runs = inclusive.count;
+            if constexpr (VALUED) {
+                static_cast<V*>(p.out_values)[inclusive.count - 1] = Acc<V>::store(inclusive.value);
+            } else if constexpr (!HAS_VALUES) {
+                put_index(p.out_values, inclusive.count - 1, p.mode == RUNS_ENDS ? p.n : p.n - inclusive.value,
+                          p.length_bytes);
+            }
+        }
+    }
+};
+
+}  // namespace lookback
