@@ -78,6 +78,7 @@ template <int KB, class V, bool VALUED> struct HeadsShape {
     static constexpr int THREADS = Shape::BLOCK_THREADS;
     static constexpr int IPT = Shape::CHUNKS_PER_THREAD * 16 / MAXB;
     static constexpr int MIN_BLOCKS = HAS_VALUES ? 4 : 5;
+    static constexpr bool STAGE16 = false;
 };
 
 // KB: key bytes. V: the value type (NoValues: the encodings). VALUED: values are reduced with Op
@@ -106,8 +107,9 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
     using POp = std::conditional_t<VALUED, PairOp<Op, true>, PairOp<OpMax, false>>;
     using State = WidePairState<Pair, VALUED && sizeof(A) == 8>;
     // What a head stages beside its key: the previous run's reduction (reduce), its own value (unique), or
-    // a tile-local index or length (the encodings).
-    using S = std::conditional_t<HAS_VALUES, V, uint32_t>;
+    // a tile-local index or length (the encodings: below TILE_ITEMS, so 16 bits hold it when STAGE16).
+    static_assert(TILE_ITEMS <= 65536, "tile-local indices fit 16 bits");
+    using S = std::conditional_t<HAS_VALUES, V, std::conditional_t<Shape::STAGE16, uint16_t, uint32_t>>;
 
     // Per warp: the transposes' units, then (the same bytes) the staged keys and S's of its heads.
     static constexpr int XPOSE_UNITS = KeyUnits::SLOTS > (HAS_VALUES ? ValueUnits::SLOTS : 0)
@@ -120,6 +122,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
         uint64_t tile_id;
+        uint64_t next_tile;  // run_loop: the tile after this one
     };
 
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
@@ -127,6 +130,43 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         else static_cast<uint64_t*>(base)[at] = x;
     }
 
+    // Where a tile is and which of its items a warp holds.
+    struct Place {
+        uint64_t start;  // the tile's first item
+        int valid;       // items in the tile
+        int wfirst;      // the warp's first item, tile-local
+        int wvalid;      // items of the warp
+        bool full;       // a whole tile of aligned columns: moved in units
+    };
+    static __device__ __forceinline__ Place place(const RunsParams& p, uint64_t tile) {
+        Place at;
+        at.start = tile * (uint64_t)TILE_ITEMS;
+        at.valid = (int)min((uint64_t)TILE_ITEMS, p.n - at.start);
+        at.wfirst = (int)warp_id() * WARP_ITEMS;
+        at.wvalid = max(0, min(WARP_ITEMS, at.valid - at.wfirst));
+        // The last tile goes item by item (see agent_scan_by_key.cuh for why the test is per tile).
+        at.full = at.valid == TILE_ITEMS && ((uintptr_t)p.keys | (HAS_VALUES ? (uintptr_t)p.values : 0)) % 16 == 0;
+        return at;
+    }
+
+    // A warp's loaded part of a tile: its keys' and values' units, and the key before its first item.
+    struct Loaded {
+        uint4 ku[KUPL];
+        uint4 vu[VUPL];
+        K before;
+    };
+    // 1. Keys (and values) in flight together, and the key before the warp's first item.
+    static __device__ __forceinline__ void load(const RunsParams& p, uint64_t tile, Loaded& in) {
+        const Place at = place(p, tile);
+        const uint64_t wstart = at.start + at.wfirst;
+        const K* keys = static_cast<const K*>(p.keys) + wstart;
+        KeyUnits::load(keys, at.wvalid, at.full, in.ku);
+        if constexpr (HAS_VALUES) ValueUnits::load(static_cast<const V*>(p.values) + wstart, at.wvalid, at.full, in.vu);
+        in.before = K(0);
+        if (lane_id() == 0 && wstart > 0 && at.wvalid > 0) in.before = keys[-1];
+    }
+
+    // One tile per block.
     static __device__ __forceinline__ void run(const RunsParams& p) {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
@@ -136,36 +176,61 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         }
         __syncthreads();
         const uint64_t tile = s.tile_id;
-        const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
-        const int warp = (int)warp_id(), lane = (int)lane_id();
-        const int wfirst = warp * WARP_ITEMS;  // the warp's first item, tile-local
-        const uint64_t wstart = start + wfirst;
-        const int wvalid = max(0, min(WARP_ITEMS, valid - wfirst));
-        // Whole tiles of aligned columns move in units; the last tile goes item by item (see
-        // agent_scan_by_key.cuh for why the test is per tile).
-        const bool full = valid == TILE_ITEMS && ((uintptr_t)p.keys | (HAS_VALUES ? (uintptr_t)p.values : 0)) % 16 == 0;
-        const K* keys = static_cast<const K*>(p.keys) + wstart;
-        uint4* buf = s.warp[warp];
+        Loaded in;
+        load(p, tile, in);
+        process(p, s, tile, in, [] {}, [] {});
+    }
 
-        // 1. Keys (and values) in flight together, and the key before the warp's first item.
-        uint4 ku[KUPL];
-        KeyUnits::load(keys, wvalid, full, ku);
-        [[maybe_unused]] uint4 vu[VUPL];
-        if constexpr (HAS_VALUES) ValueUnits::load(static_cast<const V*>(p.values) + wstart, wvalid, full, vu);
-        K before = K(0);
-        if (lane == 0 && wstart > 0 && wvalid > 0) before = keys[-1];
+    // Tiles in a loop, for a grid of at most the resident blocks: the next tile's id is taken while this one
+    // is reduced and its loads are issued once this one is staged, so they are in flight during the
+    // look-back and the stores. A block waits only on tiles taken before its own, by running blocks.
+    static __device__ __forceinline__ void run_loop(const RunsParams& p) {
+        __shared__ Storage s;
+        const LookbackParams& lb = p.lb;
+        const uint64_t tiles = ceil_div(p.n, (uint64_t)TILE_ITEMS);
+        if (threadIdx.x == 0) s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
+        __syncthreads();
+        uint64_t tile = s.tile_id;
+        Loaded in;
+        if (tile < tiles) load(p, tile, in);
+        while (tile < tiles) {
+            uint64_t next = tiles;
+            process(
+                p, s, tile, in, [&] {
+                    if (threadIdx.x == 0) s.next_tile = take_tile_id(lb.tile_counter, lb.tile_base);
+                },
+                [&] {
+                    next = s.next_tile;
+                    if (next < tiles) load(p, next, in);
+                });
+            tile = next;
+        }
+    }
+
+    // Steps 2-6 of `tile` from its loaded units. `taking` runs before the block scan's barrier (which
+    // publishes what it writes), `staged` once `in` is consumed, before the look-back.
+    template <class Taking, class Staged>
+    static __device__ __forceinline__ void process(const RunsParams& p, Storage& s, uint64_t tile, Loaded& in,
+                                                   Taking&& taking, Staged&& staged_hook) {
+        const LookbackParams& lb = p.lb;
+        const Place at = place(p, tile);
+        const uint64_t start = at.start;
+        const int valid = at.valid, wfirst = at.wfirst, wvalid = at.wvalid;
+        const uint64_t wstart = start + wfirst;
+        const int warp = (int)warp_id(), lane = (int)lane_id();
+        uint4* buf = s.warp[warp];
+        taking();
 
         // 2. Heads, then the values in the lanes' order.
         const int first = lane * IPT;  // the lane's first item, warp-local
         const int mine = max(0, min(IPT, wvalid - first));
         const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: mine may be 32
         K k[IPT];
-        KeyUnits::to_blocked(buf, ku, k);
+        KeyUnits::to_blocked(buf, in.ku, k);
         uint32_t heads;
         {
             K prev = shfl_up(k[IPT - 1], 1);
-            if (lane == 0) prev = before;
+            if (lane == 0) prev = in.before;
             heads = with_key_eq<KB>(p, [&](auto eq) {
                 constexpr KeyEq EQ = decltype(eq)::value;
                 uint32_t m = (uint32_t)keys_differ<EQ>(prev, k[0]);
@@ -177,7 +242,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         if (wstart + first == 0) heads |= 1u;
         heads &= in_range;
         [[maybe_unused]] V v[IPT];
-        if constexpr (HAS_VALUES) ValueUnits::to_blocked(buf, vu, v);
+        if constexpr (HAS_VALUES) ValueUnits::to_blocked(buf, in.vu, v);
 
         // 3. The lane's tile-local pair, the block scan, the tile's aggregate published.
         Local own;
@@ -222,7 +287,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
                     staged_keys[r] = k[j];
                     if constexpr (VALUED) staged[r] = Acc<V>::store(running);
                     else if constexpr (HAS_VALUES) staged[r] = v[j];
-                    else staged[r] = ends || last == 0 ? at : at + 1 - last;
+                    else staged[r] = (S)(ends || last == 0 ? at : at + 1 - last);
                     ++r;
                 }
                 if constexpr (VALUED) {
@@ -233,6 +298,8 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
                 }
             }
         }
+
+        staged_hook();
 
         // 5. Warp 0 looks back: the tile's exclusive prefix (its run count before the tile above all).
         if (warp == 0) {
@@ -283,6 +350,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
                           p.length_bytes);
             }
         }
+        __syncwarp();  // run_loop: the warp's staged outputs are read before its next transposes write them
     }
 };
 

@@ -15,6 +15,9 @@
 // run's result; the item that starts it writes the run's key. These writes are scattered but a warp's
 // runs are contiguous, so they coalesce as well as the runs are long.
 //
+// reduce_by_key, unique_by_key and the run-length and run-end encodings of 4-byte keys (and values) run on
+// agent_heads.cuh, a register tile whose run heads write every output (src/by_key.rs, src/encode.rs).
+//
 // Not in-place safe, unlike the selection: a tile reads the key before its first item, which the previous
 // tile may already have overwritten, and the run outputs are not ordered against later tiles' loads (no
 // release/acquire argument as in agent_select.cuh). The Rust layer rejects overlapping buffers.

@@ -27,7 +27,7 @@ rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | awk '{pr
 # run_tests: every test binary of the bundle (run.sh tests), its summary lines printed.
 run_tests() {
   echo "== all tests"
-  timeout 200 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
+  timeout 280 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
   grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
   pack
 }
@@ -37,7 +37,7 @@ sanitize_cases() {
   for t in "$@"; do
     s=$(basename target/gpu-bundle/bin/test-$t-*)
     echo "== sanitize $t"
-    timeout 150 target/gpu-bundle/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
+    timeout 240 target/gpu-bundle/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-$t.txt | head -8
     pack
   done

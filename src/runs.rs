@@ -1,5 +1,6 @@
 //! The run-based primitives' shared parts: the result type, run-length types, key equality and the one
-//! launcher of `cuda/agent_runs.cuh`. The primitives are in `encode.rs` (run-length and run-end encoding,
+//! launcher of their classic kernels (`cuda/agent_runs.cuh`, and the register tiles
+//! `cuda/agent_scan_by_key.cuh` and `cuda/agent_heads.cuh`) and persistent ones. The primitives are in `encode.rs` (run-length and run-end encoding,
 //! non-trivial runs) and `by_key.rs` (reduce, unique and scan by key).
 //!
 //! A run is a maximal stretch of equal adjacent keys. Keys compare with `==` on integers and IEEE `==` on
@@ -18,7 +19,9 @@
 //! agent, measured faster at every size (`auto_persistent`). On the classic agent the encodings have tile
 //! shapes of their own (no value column) and two kernels: one for inputs of at most
 //! [`ENCODE_SMALL_GRID_TILES`] tiles (fewer resident threads per SM; larger tiles for 1- and 2-byte keys)
-//! and one for larger inputs; the launcher picks by the tile count.
+//! and one for larger inputs; the launcher picks by the tile count. Classic reduce_by_key, unique_by_key
+//! and run-length / run-end encoding of 4-byte keys (and values) run on a register tile whose run heads
+//! write every output (`cuda/agent_heads.cuh`; its tile count decides the small-grid kernel the same way).
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};

@@ -10,7 +10,7 @@
 //
 // Build (from the crate root): nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I cuda \
 //                                   -o runs_tile benches/probes/runs_tile.cu
-// Run:                         ./runs_tile [reps [log2 sizes, e.g. 20,22]]
+// Run:                         ./runs_tile [reps [log2 sizes, e.g. 20,22 [one variant's name]]]
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
@@ -27,23 +27,33 @@ using namespace lookback;
 template <class Agent> __global__ void __launch_bounds__(Agent::BLOCK_THREADS, Agent::MIN_BLOCKS) kernel(RunsParams p) {
     Agent::run(p);
 }
+template <class Agent>
+__global__ void __launch_bounds__(Agent::BLOCK_THREADS, Agent::MIN_BLOCKS) kernel_loop(RunsParams p) {
+    Agent::run_loop(p);
+}
 
 using ClassicReduce = RunsAgent<4, int32_t, OpSum, true>;
 using ClassicEncode = RunsAgent<4, NoValues, OpMax, false>;
-template <int T, int I, int B> struct ProbeShape {
+template <int T, int I, int B, bool S16 = false> struct ProbeShape {
     static constexpr int THREADS = T, IPT = I, MIN_BLOCKS = B;
+    static constexpr bool STAGE16 = S16;
 };
 template <int T, int I, int B> using Reduce = HeadsAgent<4, int32_t, OpSum, true, ProbeShape<T, I, B>>;
-template <int T, int I, int B> using Encode = HeadsAgent<4, NoValues, OpMax, false, ProbeShape<T, I, B>>;
+template <int T, int I, int B, bool S16 = false>
+using Encode = HeadsAgent<4, NoValues, OpMax, false, ProbeShape<T, I, B, S16>>;
 
 struct Variant {
     const char* name;
     bool reduce;
     void (*fn)(RunsParams);
     int threads, tile_items;
+    bool loop;  // run_loop: a grid of the resident blocks
 };
 template <class Agent> constexpr Variant variant(const char* name, bool reduce) {
-    return {name, reduce, kernel<Agent>, Agent::BLOCK_THREADS, Agent::TILE_ITEMS};
+    return {name, reduce, kernel<Agent>, Agent::BLOCK_THREADS, Agent::TILE_ITEMS, false};
+}
+template <class Agent> constexpr Variant variant_loop(const char* name, bool reduce) {
+    return {name, reduce, kernel_loop<Agent>, Agent::BLOCK_THREADS, Agent::TILE_ITEMS, true};
 }
 
 static uint64_t mix(uint64_t x) {
@@ -69,20 +79,28 @@ int main(int argc, char** argv) {
     const Variant variants[] = {
         variant<ClassicReduce>("rbk_classic", true),
         variant<Reduce<256, 16, 4>>("rbk_256x16", true),
-        variant<Reduce<128, 16, 8>>("rbk_128x16", true),
-        variant<Reduce<256, 8, 5>>("rbk_256x8", true),
+        variant<Reduce<256, 12, 5>>("rbk_256x12", true),
         variant<Reduce<128, 24, 6>>("rbk_128x24", true),
+        variant_loop<Reduce<256, 16, 3>>("rbk_256x16_loop", true),
+        variant_loop<Reduce<256, 12, 3>>("rbk_256x12_loop", true),
         variant<ClassicEncode>("rle_classic", false),
-        variant<Encode<256, 16, 5>>("rle_256x16", false),
-        variant<Encode<128, 16, 10>>("rle_128x16", false),
-        variant<Encode<256, 8, 5>>("rle_256x8", false),
         variant<Encode<128, 32, 5>>("rle_128x32", false),
+        variant<Encode<128, 32, 7, true>>("rle_128x32_s16", false),
+        variant<Encode<192, 32, 4, true>>("rle_192x32_s16", false),
+        variant<Encode<128, 24, 8, true>>("rle_128x24_s16", false),
+        variant_loop<Encode<128, 32, 5>>("rle_128x32_loop", false),
+        variant_loop<Encode<128, 32, 5, true>>("rle_128x32_s16_loop", false),
     };
+    // The first variant of each family is its classic agent (the ratios' reference).
+    auto is_classic = [&](const Variant& v) { return std::strstr(v.name, "classic") != nullptr; };
+    const char* only = argc > 3 ? argv[3] : nullptr;  // one variant by name (for ncu), no reference
+    std::vector<int> resident;  // blocks per SM, per variant
     for (const Variant& v : variants) {
         cudaFuncAttributes a;
         CHECK(cudaFuncGetAttributes(&a, v.fn));
         int blocks = 0;
         CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.fn, v.threads, 0));
+        resident.push_back(blocks);
         std::printf("kernel %-12s %3d registers, %5zu B static shared, %3zu B local, %d blocks per SM\n", v.name,
                     a.numRegs, a.sharedSizeBytes, a.localSizeBytes, blocks);
     }
@@ -145,7 +163,9 @@ int main(int argc, char** argv) {
         std::vector<int32_t> gk(n), gv(n);
         double classic_us = 0;
         for (const Variant& v : variants) {
+            if (only && std::strcmp(only, v.name) != 0) continue;
             const uint64_t tiles = (n + v.tile_items - 1) / v.tile_items;
+            const uint64_t grid = v.loop ? std::min(tiles, sms * resident[&v - variants]) : tiles;
             const bool small = tiles < 1024;
             RunsParams p{};
             p.keys = keys;
@@ -165,7 +185,7 @@ int main(int argc, char** argv) {
             auto launch = [&] {
                 CHECK(cudaMemsetAsync(ws, 0, (2 + 2 * tiles) * 8));
                 CHECK(cudaEventRecord(e0));
-                v.fn<<<(unsigned)tiles, v.threads>>>(p);
+                v.fn<<<(unsigned)grid, v.threads>>>(p);
                 CHECK(cudaGetLastError());
                 CHECK(cudaEventRecord(e1));
             };
@@ -187,7 +207,7 @@ int main(int argc, char** argv) {
             for (uint64_t r = runs; r < std::min(n, runs + 64); ++r)
                 if (gk[r] != (int32_t)0xa5a5a5a5 || gv[r] != (int32_t)0xa5a5a5a5) ++bad;
             const double us = median(launch);
-            if (v.fn == variants[0].fn || v.fn == variants[5].fn) classic_us = us;
+            if (is_classic(v)) classic_us = us;
             const double bytes = (v.reduce ? 8.0 : 4.0) * n + 8.0 * runs;
             std::printf("%-12s i32 n=2^%d%s  t= %9.1f us  GB/s %7.1f  vs_memcpy %.3f  vs classic %.3f  %s", v.name,
                         log2n, n != (1ull << log2n) ? "+1234" : "", us, bytes / us / 1e3, bytes / us / 1e3 / memcpy_gbs,
