@@ -69,16 +69,18 @@ template <int UPL> struct WarpUnits {
 
 // The tile of HeadsAgent<KB, V, ..., VALUED> from its tuning row (tuning.cuh: `heads` with a value column,
 // `heads_encode` without, keyed by the larger column's bytes): THREADS × IPT items, compiled for MIN_BLOCKS
-// resident blocks — 4 with values (256 × 16: 56 registers, 32.9 KB), 5 for the encodings (128 × 32: 70
-// registers; shared memory then allows 6), no spills (probe, session 22).
+// resident blocks — 5 with values (192 × 20: 63 registers, 30.8 KB), 6 for the encodings (192 × 32: 56
+// registers, 36.9 KB), no spills. The encodings stage 16-bit tile-local lengths and indices (STAGE16): 6
+// KB per warp instead of 8 let 6 blocks of 192 threads fit (probe, session 22: 128 × 32 went from 6 to 8
+// blocks per SM and 7 % faster at 2^28).
 template <int KB, class V, bool VALUED> struct HeadsShape {
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
     static constexpr int MAXB = HAS_VALUES && (int)sizeof(V) > KB ? (int)sizeof(V) : KB;
     using Shape = typename Tuning<HAS_VALUES ? Algo::heads : Algo::heads_encode, MAXB>::Shape;
     static constexpr int THREADS = Shape::BLOCK_THREADS;
     static constexpr int IPT = Shape::CHUNKS_PER_THREAD * 16 / MAXB;
-    static constexpr int MIN_BLOCKS = HAS_VALUES ? 4 : 5;
-    static constexpr bool STAGE16 = false;
+    static constexpr int MIN_BLOCKS = HAS_VALUES ? 5 : 6;
+    static constexpr bool STAGE16 = !HAS_VALUES;
 };
 
 // KB: key bytes. V: the value type (NoValues: the encodings). VALUED: values are reduced with Op

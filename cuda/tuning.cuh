@@ -35,11 +35,14 @@
 //
 // `heads` and `heads_encode` are the register tile whose run heads write every output (agent_heads.cuh):
 // reduce_by_key and unique_by_key of 4-byte keys and values, and run-length / run-end encoding of 4-byte
-// keys. A lane owns chunks_per_thread * 16 / 4 consecutive items (16 and 32), in 16-byte units. Of four
-// shapes each in the probe benches/probes/runs_tile.cu (i32, runs of mean 4, H200, session 22), 256 × 16
-// was the fastest reduce_by_key at every size from 2^20 to 2^28 (128 × 24 within 3 %, 128 × 16 2-8 %
-// slower, 256 × 8 8-30 % slower) and 128 × 32 the fastest encoding from 2^22 (256 × 16 equal to the run
-// agent, 128 × 16 and 256 × 8 slower).
+// keys. A lane owns chunks_per_thread * 16 / 4 consecutive items (20 and 32), in 16-byte units. From the
+// probe benches/probes/runs_tile.cu (i32, runs of mean 4, H200, session 22; benches/NOTES.md), reduce_by_key
+// at 2^22 / 2^24 / 2^28: 192 × 20 (5 blocks per SM) 22.8 / 62.0 / 798.5 us, 256 × 16 22.8 / 65.8 / 840.6,
+// 128 × 24 24.4 / 66.0 / 870.0, 192 × 16 24.0 / 65.9 / 865.7, 256 × 12 25.5 / 70.3 / 930.0 (the run agent
+// 26.3 / 74.5 / 935.0); run-length encoding: 192 × 32 with 16-bit staging (6 blocks per SM) 16.9 / 47.0 /
+// 530.4, 128 × 32 with 32-bit staging 20.2 / 51.7 / 627.8 (6 blocks), with 16-bit 17.2 / 50.1 / 582.7 (8),
+// 160 × 32 18.0 / 49.2 / 571.0 (the run agent 22.1 / 54.6 / 661.6). Back-off 1000/500 was best or within
+// 1 % (0/100 to 2000/500).
 //
 // Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
@@ -71,8 +74,8 @@
     X(encode_small, 4, 256, 4, 1000, 500) \
     X(encode_small, 8, 192, 8, 1000, 500) \
     X(scan_by_key, 8, 192, 7, 1000, 500) \
-    X(heads, 4, 256, 4, 1000, 500)       \
-    X(heads_encode, 4, 128, 8, 1000, 500)
+    X(heads, 4, 192, 5, 1000, 500)       \
+    X(heads_encode, 4, 192, 8, 1000, 500)
 
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles, writer_warps)`. A tile is

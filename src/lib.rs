@@ -182,6 +182,12 @@ pub mod __private {
     pub fn encode_small_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::EncodeSmall, bytes).tile_items(bytes)
     }
+    /// The largest inputs (items) of the classic encodings of keys of `key_bytes` bytes that take the
+    /// small-grid kernel, one per tile they run on (non-trivial runs on the run agent's; run-length and
+    /// run-end encoding on the register tile's where there is one).
+    pub fn encode_small_grid_items(key_bytes: usize) -> Vec<usize> {
+        crate::runs::encode_small_grid_items(key_bytes)
+    }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Scan, bytes).tile_items(bytes)

@@ -21,7 +21,8 @@
 //! [`ENCODE_SMALL_GRID_TILES`] tiles (fewer resident threads per SM; larger tiles for 1- and 2-byte keys)
 //! and one for larger inputs; the launcher picks by the tile count. Classic reduce_by_key, unique_by_key
 //! and run-length / run-end encoding of 4-byte keys (and values) run on a register tile whose run heads
-//! write every output (`cuda/agent_heads.cuh`; its tile count decides the small-grid kernel the same way).
+//! write every output (`cuda/agent_heads.cuh`; up to 256 of its tiles the encodings take the small-grid
+//! kernel).
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
@@ -219,7 +220,7 @@ impl RunsMode {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunsJob {
     pub kernel: Kernel,
-    /// The classic kernel for inputs of at most [`ENCODE_SMALL_GRID_TILES`] tiles of `kernel`, if the
+    /// The classic kernel for inputs of at most [`small_grid_tiles`] tiles of `kernel`, if the
     /// primitive has one (the encodings: `runs_small_kernel`, with a tile of its own); `None`: `kernel`
     /// at every size.
     pub small_kernel: Option<Kernel>,
@@ -308,7 +309,7 @@ impl Workspace {
                 let tuning = kernels::tuning(job.algo, job.tile_bytes);
                 let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
                 match job.small_kernel {
-                    Some(small) if tiles <= ENCODE_SMALL_GRID_TILES => {
+                    Some(small) if tiles <= small_grid_tiles(job.algo) => {
                         let small_tuning = kernels::tuning(Algo::EncodeSmall, job.tile_bytes);
                         (small, Shape::Classic(small_tuning), job.n.div_ceil(small_tuning.tile_items(job.tile_bytes)))
                     }
@@ -341,6 +342,30 @@ impl Workspace {
 /// 6 / 11 % faster on it, at 2^23 (2048 tiles) 4.5 % and at 2^24 8.5 % slower. Its larger tiles for 1-
 /// and 2-byte keys: session 12.
 const ENCODE_SMALL_GRID_TILES: usize = 1024;
+
+/// The most tiles of `algo`'s row an encoding may span to take the small-grid kernel: 1024 `encode` tiles
+/// ([`ENCODE_SMALL_GRID_TILES`]), and 256 tiles of the register tile whose run heads write every output
+/// (`heads_encode`: 6144 i32 items, so up to 1.5 M items). H200, i32 runs of mean 4, probe
+/// `benches/probes/runs_tile.cu` (benches/NOTES.md, session 22): the small-grid kernel took 11.4 / 13.6 /
+/// 20.0 µs at 2^20 + 1234 / 2^21 / 2^22 (171 / 342 / 683 tiles) against the register tile's 12.6 / 13.5
+/// / 16.9.
+const fn small_grid_tiles(algo: Algo) -> usize {
+    match algo {
+        Algo::HeadsEncode => 256,
+        _ => ENCODE_SMALL_GRID_TILES,
+    }
+}
+
+/// The largest inputs (in items) of the encodings of keys of `key_bytes` that take the small-grid kernel:
+/// one per tile the encodings run on (the run agent's `encode` row; the register tile's `heads_encode` row
+/// where run-length and run-end encoding have one). For tests.
+pub(crate) fn encode_small_grid_items(key_bytes: usize) -> Vec<usize> {
+    let mut algos = vec![Algo::Encode];
+    if kernels::heads_runs_kernel(key_bytes, 0).is_some() {
+        algos.push(Algo::HeadsEncode);
+    }
+    algos.into_iter().map(|a| small_grid_tiles(a) * kernels::tuning(a, key_bytes).tile_items(key_bytes)).collect()
+}
 
 /// Whether [`Engine::Auto`](crate::Engine) may take the persistent kernel of a run-based launch (from the
 /// runs row's `min_tiles` up). H200, session 8, both engines in one process: the classic agent was faster

@@ -320,8 +320,15 @@ fn edge_cases<K: TestElement, V: TestElement>() {
         // Runs aligned to the engine's tile, and on the classic engine to the scans by key's own tile
         // where it differs (8-byte values).
         let mut tiles = vec![tile_of::<K, V>(engine)];
-        if engine == Engine::Classic && scan_tile::<K, V>() != tiles[0] {
-            tiles.push(scan_tile::<K, V>());
+        if engine == Engine::Classic {
+            // The scans by key's tile and the register tiles whose run heads write every output (with
+            // values; the encodings'), where they differ.
+            let heads = [size_of::<V>(), 0].map(|v| lookback::__private::heads_tile_items(size_of::<K>(), v));
+            for t in std::iter::once(scan_tile::<K, V>()).chain(heads.into_iter().flatten()) {
+                if !tiles.contains(&t) {
+                    tiles.push(t);
+                }
+            }
         }
         for (i, n) in sizes.into_iter().enumerate() {
             for (s, shape) in SHAPES.into_iter().enumerate() {
@@ -495,15 +502,21 @@ fn encodings_on_both_sides_of_the_small_grid_threshold() {
     let Some(stream) = gpu() else { return };
     fn one<K: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
         let tile = encode_tile::<K>();
-        for (i, (tiles, extra, shape)) in
-            [(1024, 0, Shape::Geometric(4.0)), (1024, 1, Shape::StraddleRuns), (1100, 7, Shape::Pairs)]
-                .into_iter()
-                .enumerate()
-        {
-            let n = tiles * tile + extra;
-            let keys: Vec<K> = keys(n, shape, tile, 70 + i as u64);
-            let d = stream.clone_htod(&keys).unwrap();
-            check_encodings::<K>(stream, ws, &keys, &d, &format!("{} {n} items {shape:?}", K::DTYPE.name()));
+        // Each tile the encodings run on has its threshold (4-byte keys: the run agent's for non-trivial
+        // runs, the register tile's for run-length and run-end encoding); check_encodings runs all three.
+        for threshold in lookback::__private::encode_small_grid_items(size_of::<K>()) {
+            for (i, (n, shape)) in [
+                (threshold, Shape::Geometric(4.0)),
+                (threshold + 1, Shape::StraddleRuns),
+                (threshold + threshold / 13 + 7, Shape::Pairs),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let keys: Vec<K> = keys(n, shape, tile, 70 + i as u64);
+                let d = stream.clone_htod(&keys).unwrap();
+                check_encodings::<K>(stream, ws, &keys, &d, &format!("{} {n} items {shape:?}", K::DTYPE.name()));
+            }
         }
         let small = encode_small_tile::<K>();
         for (i, n) in edge_sizes(small).into_iter().enumerate() {
@@ -566,7 +579,8 @@ fn sanitizer_cases() {
         // The register tile whose run heads write every output (cuda/agent_heads.cuh): i32/i32 above runs
         // there for reduce_by_key, unique_by_key and the encodings; float keys and values too.
         let tile = lookback::__private::heads_tile_items(4, 4).expect("a heads tile for 4-byte keys and values");
-        for n in [tile + 1, 3 * tile - 1] {
+        let encode = lookback::__private::heads_tile_items(4, 0).expect("a heads tile for 4-byte keys");
+        for n in [tile + 1, 3 * tile - 1, 2 * encode + 7] {
             check_all::<f32, f32>(&stream, &mut ws, n, (shape, tile), i as u64 + 5, Engine::Classic);
         }
         // The register tile of the scans by key of 8-byte values (cuda/agent_scan_by_key.cuh).

@@ -10,7 +10,7 @@
 //
 // Build (from the crate root): nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I cuda \
 //                                   -o runs_tile benches/probes/runs_tile.cu
-// Run:                         ./runs_tile [reps [log2 sizes, e.g. 20,22 [one variant's name]]]
+// Run:                         ./runs_tile [reps [log2 sizes, e.g. 20,22 [variant name or all [first:poll ns]]]]
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +34,7 @@ __global__ void __launch_bounds__(Agent::BLOCK_THREADS, Agent::MIN_BLOCKS) kerne
 
 using ClassicReduce = RunsAgent<4, int32_t, OpSum, true>;
 using ClassicEncode = RunsAgent<4, NoValues, OpMax, false>;
+using SmallEncode = RunsAgent<4, NoValues, OpMax, false, true>;  // the library's kernel up to 1024 encode tiles
 template <int T, int I, int B, bool S16 = false> struct ProbeShape {
     static constexpr int THREADS = T, IPT = I, MIN_BLOCKS = B;
     static constexpr bool STAGE16 = S16;
@@ -75,25 +76,29 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     const uint64_t sms = prop.multiProcessorCount;
-    std::printf("runs_tile: %s; i32 keys in runs of mean length 4; median of %d\n", prop.name, reps);
     const Variant variants[] = {
         variant<ClassicReduce>("rbk_classic", true),
         variant<Reduce<256, 16, 4>>("rbk_256x16", true),
         variant<Reduce<256, 12, 5>>("rbk_256x12", true),
         variant<Reduce<128, 24, 6>>("rbk_128x24", true),
-        variant_loop<Reduce<256, 16, 3>>("rbk_256x16_loop", true),
-        variant_loop<Reduce<256, 12, 3>>("rbk_256x12_loop", true),
+        variant<Reduce<192, 16, 6>>("rbk_192x16", true),
+        variant<Reduce<192, 20, 5>>("rbk_192x20", true),
         variant<ClassicEncode>("rle_classic", false),
+        variant<SmallEncode>("rle_small_grid", false),
         variant<Encode<128, 32, 5>>("rle_128x32", false),
         variant<Encode<128, 32, 7, true>>("rle_128x32_s16", false),
         variant<Encode<192, 32, 4, true>>("rle_192x32_s16", false),
-        variant<Encode<128, 24, 8, true>>("rle_128x24_s16", false),
-        variant_loop<Encode<128, 32, 5>>("rle_128x32_loop", false),
-        variant_loop<Encode<128, 32, 5, true>>("rle_128x32_s16_loop", false),
+        variant<Encode<192, 32, 6, true>>("rle_192x32_s16_b6", false),
+        variant<Encode<160, 32, 6, true>>("rle_160x32_s16", false),
     };
     // The first variant of each family is its classic agent (the ratios' reference).
     auto is_classic = [&](const Variant& v) { return std::strstr(v.name, "classic") != nullptr; };
-    const char* only = argc > 3 ? argv[3] : nullptr;  // one variant by name (for ncu), no reference
+    const char* only = argc > 3 && std::strcmp(argv[3], "all") != 0 ? argv[3] : nullptr;  // one variant (ncu)
+    // Back-off override "first:poll" in ns (large grids; small grids take an eighth, as the library does).
+    unsigned first_poll = 1000, poll = 500;
+    if (argc > 4) std::sscanf(argv[4], "%u:%u", &first_poll, &poll);
+    std::printf("runs_tile: %s; i32 keys in runs of mean length 4; median of %d; back-off %u:%u ns\n", prop.name, reps,
+                first_poll, poll);
     std::vector<int> resident;  // blocks per SM, per variant
     for (const Variant& v : variants) {
         cudaFuncAttributes a;
@@ -179,8 +184,8 @@ int main(int argc, char** argv) {
             p.lb.status = ws + 2;
             p.lb.tile_counter = ws;
             p.lb.epoch = 1;
-            p.lb.first_poll_ns = small ? 1000 / 8 : 1000;
-            p.lb.poll_ns = small ? 500 / 8 : 500;
+            p.lb.first_poll_ns = small ? first_poll / 8 : first_poll;
+            p.lb.poll_ns = small ? poll / 8 : poll;
             p.lb.flags = (tiles <= 2 * sms || tiles > 8 * sms) ? LB_PREFETCH_GUESS : 0;
             auto launch = [&] {
                 CHECK(cudaMemsetAsync(ws, 0, (2 + 2 * tiles) * 8));
