@@ -57,22 +57,9 @@ template <class Agent> constexpr Variant variant_loop(const char* name, bool red
     return {name, reduce, kernel_loop<Agent>, Agent::BLOCK_THREADS, Agent::TILE_ITEMS, true};
 }
 
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 30;
-    std::vector<int> sizes;
-    for (const char* c = argc > 2 ? argv[2] : "20,22,24,26,28"; *c; ++c) {
-        sizes.push_back(std::atoi(c));
-        while (c[1] && c[1] != ',') ++c;
-        if (c[1] == ',') ++c;
-    }
+    const std::vector<int> sizes = probe_sizes(argc > 2 ? argv[2] : "20,22,24,26,28");
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     const uint64_t sms = prop.multiProcessorCount;
@@ -114,9 +101,9 @@ int main(int argc, char** argv) {
         std::vector<int32_t> hk(n), hv(n);
         int32_t key = 0;
         for (uint64_t i = 0; i < n; ++i) {
-            if (i == 0 || mix(i) % 4 == 0) key = (int32_t)((uint32_t)key + 1 + (uint32_t)(mix(~i) % 1000));
+            if (i == 0 || probe_mix(i) % 4 == 0) key = (int32_t)((uint32_t)key + 1 + (uint32_t)(probe_mix(~i) % 1000));
             hk[i] = key;
-            hv[i] = (int32_t)(mix(i ^ 0x9e37) % 1000);
+            hv[i] = (int32_t)(probe_mix(i ^ 0x9e37) % 1000);
         }
         std::vector<int32_t> rk, rsum;
         std::vector<uint32_t> rlen;

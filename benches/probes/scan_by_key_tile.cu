@@ -43,22 +43,9 @@ struct Variant {
     int threads, tile_items;
 };
 
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 30;
-    std::vector<int> sizes;
-    for (const char* c = argc > 2 ? argv[2] : "20,22,24,26,28"; *c; ++c) {
-        sizes.push_back(std::atoi(c));
-        while (c[1] && c[1] != ',') ++c;
-        if (c[1] == ',') ++c;
-    }
+    const std::vector<int> sizes = probe_sizes(argc > 2 ? argv[2] : "20,22,24,26,28");
     const char* only = argc > 3 ? argv[3] : nullptr;
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -80,9 +67,9 @@ int main(int argc, char** argv) {
         const uint64_t n = (1ull << log2n) + (log2n == 20 ? 1234 : 0);  // 2^20 + 1234: a partial last tile
         std::vector<double> hk(n), hv(n), ref(n);
         for (uint64_t i = 0; i < n; ++i) {
-            const uint64_t m = mix(i / 4);
+            const uint64_t m = probe_mix(i / 4);
             hk[i] = (double)(m % 1000 + 1) * ((i / 4) % 2 ? 1.0 : -1.0);
-            hv[i] = (double)(int)(mix(i ^ 0x9e37) % 17) - 8.0;  // small integers: sums are exact
+            hv[i] = (double)(int)(probe_mix(i ^ 0x9e37) % 17) - 8.0;  // small integers: sums are exact
         }
         double run = 0;
         for (uint64_t i = 0; i < n; ++i) {
