@@ -233,13 +233,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         {
             K prev = shfl_up(k[IPT - 1], 1);
             if (lane == 0) prev = in.before;
-            heads = with_key_eq<KB>(p, [&](auto eq) {
-                constexpr KeyEq EQ = decltype(eq)::value;
-                uint32_t m = (uint32_t)keys_differ<EQ>(prev, k[0]);
-#pragma unroll
-                for (int j = 1; j < IPT; ++j) m |= (uint32_t)keys_differ<EQ>(k[j - 1], k[j]) << j;
-                return m;
-            });
+            heads = differ_bits<KB>(p, prev, k);
         }
         if (wstart + first == 0) heads |= 1u;
         heads &= in_range;
@@ -250,14 +244,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         Local own;
         own.count = __popc(heads);
         if constexpr (VALUED) {
-            A acc = Op::template identity<A>();
-#pragma unroll
-            for (int j = 0; j < IPT; ++j) {
-                // Items past the end are the identity; they are never heads.
-                const A x = (in_range >> j) & 1u ? Acc<V>::load(v[j]) : Op::template identity<A>();
-                acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
-            }
-            own.value = acc;
+            own.value = since_last_head<Op>(v, heads, in_range);
         } else {
             own.value = heads ? (uint32_t)(wfirst + first + 31 - __clz((int)heads)) + 1u : 0u;  // index + 1
         }

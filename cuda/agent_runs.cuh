@@ -63,6 +63,20 @@ template <class Op, bool SEGMENTED> struct PairOp {
     }
 };
 
+// A lane's segmented reduction of its N consecutive values: the reduction since its last head (of all of
+// them when it has none). Items outside `in_range` are the identity; they are never heads.
+template <class Op, class V, int N>
+__device__ __forceinline__ typename Acc<V>::type since_last_head(const V (&v)[N], uint32_t heads, uint32_t in_range) {
+    using A = typename Acc<V>::type;
+    A acc = Op::template identity<A>();
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+        const A x = (in_range >> j) & 1u ? Acc<V>::load(v[j]) : Op::template identity<A>();
+        acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
+    }
+    return acc;
+}
+
 // The value column of the encodings, which have none.
 struct NoValues {
     uint8_t unused;
@@ -429,14 +443,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         Local own;
         own.count = __popc(counted);
         if constexpr (VALUED) {
-            A acc = Op::template identity<A>();
-#pragma unroll
-            for (int j = 0; j < IPT; ++j) {
-                // Items past the end are the identity; they are never heads.
-                const A x = (in_range >> j) & 1u ? Acc<V>::load(v[j]) : Op::template identity<A>();
-                acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
-            }
-            own.value = acc;
+            own.value = since_last_head<Op>(v, heads, in_range);
         } else {
             own.value = heads ? (uint32_t)(first + 31 - __clz((int)heads)) + 1u : 0u;
         }

@@ -60,4 +60,18 @@ template <int KB, class F> __device__ __forceinline__ auto with_key_eq(const Run
     }
 }
 
+// Bit j: key j of a lane's N consecutive keys differs from key j-1, key -1 being `prev` (compared as p
+// asks). Callers make the input's first item a head and mask items past the end.
+template <int KB, class K, int N>
+__device__ __forceinline__ uint32_t differ_bits(const RunsParams& p, K prev, const K (&k)[N]) {
+    static_assert(N <= 32, "one bit per key");
+    return with_key_eq<KB>(p, [&](auto eq) {
+        constexpr KeyEq EQ = decltype(eq)::value;
+        uint32_t m = (uint32_t)keys_differ<EQ>(prev, k[0]);
+#pragma unroll
+        for (int j = 1; j < N; ++j) m |= (uint32_t)keys_differ<EQ>(k[j - 1], k[j]) << j;
+        return m;
+    });
+}
+
 }  // namespace lookback
