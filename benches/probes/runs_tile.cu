@@ -131,18 +131,7 @@ int main(int argc, char** argv) {
         cudaEvent_t e0, e1;
         CHECK(cudaEventCreate(&e0));
         CHECK(cudaEventCreate(&e1));
-        auto median = [&](auto&& launch) {
-            std::vector<float> ms;
-            for (int r = 0; r < reps + 3; ++r) {
-                launch();
-                CHECK(cudaEventSynchronize(e1));
-                float t;
-                CHECK(cudaEventElapsedTime(&t, e0, e1));
-                if (r >= 3) ms.push_back(t);
-            }
-            std::sort(ms.begin(), ms.end());
-            return ms[ms.size() / 2] * 1e3;
-        };
+        auto median = [&](auto&& launch) { return probe_median_us(reps, e0, e1, launch); };
         // memcpy moves 8n bytes (n i32 read and written).
         const double memcpy_us = median([&] {
             CHECK(cudaEventRecord(e0));
@@ -158,7 +147,6 @@ int main(int argc, char** argv) {
             if (only && std::strcmp(only, v.name) != 0) continue;
             const uint64_t tiles = (n + v.tile_items - 1) / v.tile_items;
             const uint64_t grid = v.loop ? std::min(tiles, sms * resident[&v - variants]) : tiles;
-            const bool small = tiles < 1024;
             RunsParams p{};
             p.keys = keys;
             p.values = v.reduce ? values : nullptr;
@@ -168,19 +156,8 @@ int main(int argc, char** argv) {
             p.n = n;
             p.mode = v.reduce ? RUNS_REDUCE : RUNS_ENCODE;
             p.length_bytes = 4;
-            p.lb.status = ws + 2;
-            p.lb.tile_counter = ws;
-            p.lb.epoch = 1;
-            p.lb.first_poll_ns = small ? first_poll / 8 : first_poll;
-            p.lb.poll_ns = small ? poll / 8 : poll;
-            p.lb.flags = (tiles <= 2 * sms || tiles > 8 * sms) ? LB_PREFETCH_GUESS : 0;
-            auto launch = [&] {
-                CHECK(cudaMemsetAsync(ws, 0, (2 + 2 * tiles) * 8));
-                CHECK(cudaEventRecord(e0));
-                v.fn<<<(unsigned)grid, v.threads>>>(p);
-                CHECK(cudaGetLastError());
-                CHECK(cudaEventRecord(e1));
-            };
+            p.lb = probe_lookback(ws, tiles, sms, first_poll, poll);
+            auto launch = [&] { probe_timed_launch(ws, tiles, e0, e1, [&] { v.fn<<<(unsigned)grid, v.threads>>>(p); }); };
             // Correctness first: poisoned outputs, one launch, every output against the host.
             CHECK(cudaMemset(out_keys, 0xa5, n * 4));
             CHECK(cudaMemset(out_values, 0xa5, n * 4));

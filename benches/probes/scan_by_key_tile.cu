@@ -93,7 +93,6 @@ int main(int argc, char** argv) {
         for (const Variant& v : variants) {
             if (only && std::strcmp(only, v.name) != 0 && v.kernel != classic_kernel) continue;
             const uint64_t tiles = (n + v.tile_items - 1) / v.tile_items;
-            const bool small = tiles < 1024;
             RunsParams p{};
             p.keys = keys;
             p.values = values;
@@ -104,19 +103,8 @@ int main(int argc, char** argv) {
             p.length_bytes = 4;
             p.key_abs_mask = 0x7fffffffffffffffull;
             p.key_inf_bits = 0x7ff0000000000000ull;
-            p.lb.status = ws + 2;
-            p.lb.tile_counter = ws;
-            p.lb.epoch = 1;
-            p.lb.first_poll_ns = small ? 1000 / 8 : 1000;
-            p.lb.poll_ns = small ? 500 / 8 : 500;
-            p.lb.flags = (tiles <= 2 * sms || tiles > 8 * sms) ? LB_PREFETCH_GUESS : 0;
-            auto launch = [&] {
-                CHECK(cudaMemsetAsync(ws, 0, (2 + 2 * tiles) * 8));
-                CHECK(cudaEventRecord(e0));
-                v.kernel<<<(unsigned)tiles, v.threads>>>(p);
-                CHECK(cudaGetLastError());
-                CHECK(cudaEventRecord(e1));
-            };
+            p.lb = probe_lookback(ws, tiles, sms, 1000, 500);
+            auto launch = [&] { probe_timed_launch(ws, tiles, e0, e1, [&] { v.kernel<<<(unsigned)tiles, v.threads>>>(p); }); };
             // Correctness first: poisoned output (NaN bits), one launch, every item against the host.
             CHECK(cudaMemset(out, 0xff, n * 8));
             launch();
@@ -125,16 +113,7 @@ int main(int argc, char** argv) {
             uint64_t bad = 0, first_bad = 0;
             for (uint64_t i = 0; i < n; ++i)
                 if (std::memcmp(&got[i], &ref[i], 8) != 0 && !bad++) first_bad = i;
-            std::vector<float> ms;
-            for (int r = 0; r < reps + 3; ++r) {
-                launch();
-                CHECK(cudaEventSynchronize(e1));
-                float t;
-                CHECK(cudaEventElapsedTime(&t, e0, e1));
-                if (r >= 3) ms.push_back(t);
-            }
-            std::sort(ms.begin(), ms.end());
-            const double us = ms[ms.size() / 2] * 1e3;
+            const double us = probe_median_us(reps, e0, e1, launch);
             if (v.kernel == classic_kernel) classic_us = us;
             std::printf("sbk %-16s f64 n=2^%d%s  t= %9.1f us  GB/s %7.1f  vs classic %.3f  %s",
                         v.name, log2n, n != (1ull << log2n) ? "+1234" : "", us, 24.0 * n / us / 1e3, classic_us / us,
