@@ -328,8 +328,8 @@ fn by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<kernels::Kernel> 
 /// The classic kernel of reduce_by_key or unique_by_key and its tuning row: the register tile whose run
 /// heads write every output (`cuda/agent_heads.cuh`, compiled for 4-byte keys and values) where there is
 /// one, else the run agent's kernel (`other`). H200, i32 keys (runs of mean 4) and values, reduce_by_key
-/// in a probe (`benches/probes/runs_tile.cu`, benches/NOTES.md session 22): 13.6 / 23.6 / 67.5 / 836.8 µs
-/// at 2^20 / 2^22 / 2^24 / 2^28 against the run agent's 14.7 / 27.0 / 76.0 / 933.5.
+/// in a probe (`benches/probes/runs_tile.cu`, benches/NOTES.md session 22): 22.8 / 62.0 / 211.4 / 798.5 µs
+/// at 2^22 / 2^24 / 2^26 / 2^28 against the run agent's 26.3 / 74.5 / 249.4 / 935.0.
 fn keyed_runs_kernel(
     heads: Option<kernels::Kernel>,
     other: impl FnOnce() -> Result<kernels::Kernel>,

@@ -53,10 +53,10 @@ impl Workspace {
         let pipe_kernel = kernels::pipe_runs_kernel(size_of::<T>(), 0);
         // Run-length and run-end encoding take the register tile whose run heads write every output
         // where one is compiled (`cuda/agent_heads.cuh`: 4-byte keys); non-trivial runs, which need each
-        // run's end as well as its head, and other key sizes the run agent. Up to
-        // ENCODE_SMALL_GRID_TILES tiles both take the run agent's small-grid kernel. H200, i32 runs of
-        // mean 4, probe `benches/probes/runs_tile.cu` (benches/NOTES.md, session 22): RLE 20.7 / 51.2 /
-        // 166.3 / 623.7 µs at 2^22 / 2^24 / 2^26 / 2^28 against the run agent's 22.6 / 54.7 / 176.8 / 658.6.
+        // run's end as well as its head, and other key sizes the run agent. Small inputs take the run
+        // agent's small-grid kernel either way (`small_grid_tiles` in runs.rs). H200, i32 runs of mean 4,
+        // probe `benches/probes/runs_tile.cu` (benches/NOTES.md, session 22): RLE 16.9 / 47.0 / 142.8 /
+        // 530.4 µs at 2^22 / 2^24 / 2^26 / 2^28 against the run agent's 22.1 / 54.6 / 177.6 / 661.6.
         let heads = kernels::heads_runs_kernel(size_of::<T>(), 0).filter(|_| mode != RunsMode::NonTrivial);
         let (kernel, algo) = match heads {
             Some(kernel) => (kernel, Algo::HeadsEncode),

@@ -1,7 +1,8 @@
 //! The run-based primitives' shared parts: the result type, run-length types, key equality and the one
 //! launcher of their classic kernels (`cuda/agent_runs.cuh`, and the register tiles
-//! `cuda/agent_scan_by_key.cuh` and `cuda/agent_heads.cuh`) and persistent ones. The primitives are in `encode.rs` (run-length and run-end encoding,
-//! non-trivial runs) and `by_key.rs` (reduce, unique and scan by key).
+//! `cuda/agent_scan_by_key.cuh` and `cuda/agent_heads.cuh`) and persistent ones. The primitives are in
+//! `encode.rs` (run-length and run-end encoding, non-trivial runs) and `by_key.rs` (reduce, unique and
+//! scan by key).
 //!
 //! A run is a maximal stretch of equal adjacent keys. Keys compare with `==` on integers and IEEE `==` on
 //! floats: `-0.0` and `0.0` are one run, and a NaN equals nothing, so each NaN is a run of its own.

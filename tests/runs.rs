@@ -691,22 +691,26 @@ fn heads_tile_unaligned_views() {
         assert_eq!(runs, want_k.len(), "reduce_by_key {what}: runs");
         same(&front(&stream, &ko, runs, n, &what), &want_k, &format!("reduce_by_key keys {what}"));
         same(&front(&stream, &vo, runs, n, &what), &want_v, &format!("reduce_by_key sums {what}"));
+        // Fresh poison for each primitive, so that an output one of them leaves unwritten cannot pass on
+        // the previous one's (the keys of all four are the same).
+        let (mut ko, mut vo) = (upload_poisoned::<i32>(&stream, n), upload_poisoned::<i32>(&stream, n));
         ws.unique_by_key_into(&dk.slice(1..), &dv.slice(1..), &mut ko, &mut vo, &mut count).unwrap();
         let (want_k, want_v) = host::unique_by_key(k, v).unwrap();
         assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, want_k.len(), "unique_by_key {what}: runs");
         same(&front(&stream, &ko, runs, n, &what), &want_k, &format!("unique_by_key keys {what}"));
         same(&front(&stream, &vo, runs, n, &what), &want_v, &format!("unique_by_key values {what}"));
-        let mut lengths = upload_poisoned::<u32>(&stream, n);
+        let (mut ko, mut lengths) = (upload_poisoned::<i32>(&stream, n), upload_poisoned::<u32>(&stream, n));
         ws.run_length_encode_into(&dk.slice(1..), &mut ko, &mut lengths, &mut count).unwrap();
         let (want_values, want_lengths) = host::run_length_encode(k);
         assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, want_values.len(), "rle {what}: runs");
         same(&front(&stream, &ko, runs, n, &what), &want_values, &format!("rle values {what}"));
         let got: Vec<u64> = front(&stream, &lengths, runs, n, &what).into_iter().map(u64::from).collect();
         assert_eq!(got, want_lengths, "rle lengths {what}");
-        let mut ends = upload_poisoned::<u64>(&stream, n);
+        let (mut ko, mut ends) = (upload_poisoned::<i32>(&stream, n), upload_poisoned::<u64>(&stream, n));
         ws.run_end_encode_into(&dk.slice(1..), &mut ko, &mut ends, &mut count).unwrap();
-        let (_, want_ends) = host::run_end_encode(k);
+        let (want_values, want_ends) = host::run_end_encode(k);
         assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, want_ends.len(), "run_end_encode {what}: runs");
+        same(&front(&stream, &ko, runs, n, &what), &want_values, &format!("run_end_encode values {what}"));
         assert_eq!(front(&stream, &ends, runs, n, &what), want_ends, "run_end_encode ends {what}");
     }
 }
