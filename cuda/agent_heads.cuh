@@ -124,7 +124,6 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
         uint64_t tile_id;
-        uint64_t next_tile;  // run_loop: the tile after this one
     };
 
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
@@ -180,40 +179,11 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         const uint64_t tile = s.tile_id;
         Loaded in;
         load(p, tile, in);
-        process(p, s, tile, in, [] {}, [] {});
+        process(p, s, tile, in);
     }
 
-    // Tiles in a loop, for a grid of at most the resident blocks: the next tile's id is taken while this one
-    // is reduced and its loads are issued once this one is staged, so they are in flight during the
-    // look-back and the stores. A block waits only on tiles taken before its own, by running blocks.
-    static __device__ __forceinline__ void run_loop(const RunsParams& p) {
-        __shared__ Storage s;
-        const LookbackParams& lb = p.lb;
-        const uint64_t tiles = ceil_div(p.n, (uint64_t)TILE_ITEMS);
-        if (threadIdx.x == 0) s.tile_id = take_tile_id(lb.tile_counter, lb.tile_base);
-        __syncthreads();
-        uint64_t tile = s.tile_id;
-        Loaded in;
-        if (tile < tiles) load(p, tile, in);
-        while (tile < tiles) {
-            uint64_t next = tiles;
-            process(
-                p, s, tile, in, [&] {
-                    if (threadIdx.x == 0) s.next_tile = take_tile_id(lb.tile_counter, lb.tile_base);
-                },
-                [&] {
-                    next = s.next_tile;
-                    if (next < tiles) load(p, next, in);
-                });
-            tile = next;
-        }
-    }
-
-    // Steps 2-6 of `tile` from its loaded units. `taking` runs before the block scan's barrier (which
-    // publishes what it writes), `staged` once `in` is consumed, before the look-back.
-    template <class Taking, class Staged>
-    static __device__ __forceinline__ void process(const RunsParams& p, Storage& s, uint64_t tile, Loaded& in,
-                                                   Taking&& taking, Staged&& staged_hook) {
+    // Steps 2-6 of `tile` from its loaded units.
+    static __device__ __forceinline__ void process(const RunsParams& p, Storage& s, uint64_t tile, const Loaded& in) {
         const LookbackParams& lb = p.lb;
         const Place at = place(p, tile);
         const uint64_t start = at.start;
@@ -221,7 +191,6 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         const uint64_t wstart = start + wfirst;
         const int warp = (int)warp_id(), lane = (int)lane_id();
         uint4* buf = s.warp[warp];
-        taking();
 
         // 2. Heads, then the values in the lanes' order.
         const int first = lane * IPT;  // the lane's first item, warp-local
@@ -288,8 +257,6 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
             }
         }
 
-        staged_hook();
-
         // 5. Warp 0 looks back: the tile's exclusive prefix (its run count before the tile above all).
         if (warp == 0) {
             Pair exclusive = POp::template identity<Pair>();
@@ -339,7 +306,10 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
                           p.length_bytes);
             }
         }
-        __syncwarp();  // run_loop: the warp's staged outputs are read before its next transposes write them
+        // Not needed by a one-tile block; kept because the kernels measured in session 22 had it (from a
+        // looping variant, since removed): without it nvcc 13.0 lays out the tail's branches differently,
+        // which has not run on the H200.
+        __syncwarp();
     }
 };
 

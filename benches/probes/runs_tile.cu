@@ -27,10 +27,7 @@ using namespace lookback;
 template <class Agent> __global__ void __launch_bounds__(Agent::BLOCK_THREADS, Agent::MIN_BLOCKS) kernel(RunsParams p) {
     Agent::run(p);
 }
-template <class Agent>
-__global__ void __launch_bounds__(Agent::BLOCK_THREADS, Agent::MIN_BLOCKS) kernel_loop(RunsParams p) {
-    Agent::run_loop(p);
-}
+
 
 using ClassicReduce = RunsAgent<4, int32_t, OpSum, true>;
 using ClassicEncode = RunsAgent<4, NoValues, OpMax, false>;
@@ -48,13 +45,9 @@ struct Variant {
     bool reduce;
     void (*fn)(RunsParams);
     int threads, tile_items;
-    bool loop;  // run_loop: a grid of the resident blocks
 };
 template <class Agent> constexpr Variant variant(const char* name, bool reduce) {
-    return {name, reduce, kernel<Agent>, Agent::BLOCK_THREADS, Agent::TILE_ITEMS, false};
-}
-template <class Agent> constexpr Variant variant_loop(const char* name, bool reduce) {
-    return {name, reduce, kernel_loop<Agent>, Agent::BLOCK_THREADS, Agent::TILE_ITEMS, true};
+    return {name, reduce, kernel<Agent>, Agent::BLOCK_THREADS, Agent::TILE_ITEMS};
 }
 
 int main(int argc, char** argv) {
@@ -86,13 +79,11 @@ int main(int argc, char** argv) {
     if (argc > 4) std::sscanf(argv[4], "%u:%u", &first_poll, &poll);
     std::printf("runs_tile: %s; i32 keys in runs of mean length 4; median of %d; back-off %u:%u ns\n", prop.name, reps,
                 first_poll, poll);
-    std::vector<int> resident;  // blocks per SM, per variant
     for (const Variant& v : variants) {
         cudaFuncAttributes a;
         CHECK(cudaFuncGetAttributes(&a, v.fn));
         int blocks = 0;
         CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.fn, v.threads, 0));
-        resident.push_back(blocks);
         std::printf("kernel %-12s %3d registers, %5zu B static shared, %3zu B local, %d blocks per SM\n", v.name,
                     a.numRegs, a.sharedSizeBytes, a.localSizeBytes, blocks);
     }
@@ -146,7 +137,6 @@ int main(int argc, char** argv) {
         for (const Variant& v : variants) {
             if (only && std::strcmp(only, v.name) != 0) continue;
             const uint64_t tiles = (n + v.tile_items - 1) / v.tile_items;
-            const uint64_t grid = v.loop ? std::min(tiles, sms * resident[&v - variants]) : tiles;
             RunsParams p{};
             p.keys = keys;
             p.values = v.reduce ? values : nullptr;
@@ -157,7 +147,7 @@ int main(int argc, char** argv) {
             p.mode = v.reduce ? RUNS_REDUCE : RUNS_ENCODE;
             p.length_bytes = 4;
             p.lb = probe_lookback(ws, tiles, sms, first_poll, poll);
-            auto launch = [&] { probe_timed_launch(ws, tiles, e0, e1, [&] { v.fn<<<(unsigned)grid, v.threads>>>(p); }); };
+            auto launch = [&] { probe_timed_launch(ws, tiles, e0, e1, [&] { v.fn<<<(unsigned)tiles, v.threads>>>(p); }); };
             // Correctness first: poisoned outputs, one launch, every output against the host.
             CHECK(cudaMemset(out_keys, 0xa5, n * 4));
             CHECK(cudaMemset(out_values, 0xa5, n * 4));
