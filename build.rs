@@ -58,11 +58,21 @@ fn main() {
         .into_iter()
         .map(|r| r[0].clone())
         .collect();
+    let heads_encode_key_bytes: Vec<String> =
+        parse_xmacro(&read(&cuda.join("types.cuh")), "LOOKBACK_HEADS_ENCODE_KEY_BYTES")
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect();
     let ops = parse_xmacro(&read(&cuda.join("ops.cuh")), "LOOKBACK_OPS");
     let tuning = parse_xmacro(&read(&cuda.join("tuning.cuh")), "LOOKBACK_TUNING");
     let pipe_tuning = parse_xmacro(&read(&cuda.join("tuning.cuh")), "LOOKBACK_PIPE_TUNING");
     let key_bytes: Vec<String> =
         parse_xmacro(&read(&cuda.join("types.cuh")), "LOOKBACK_KEY_BYTES").into_iter().map(|r| r[0].clone()).collect();
+    // The register tile's key sizes are sizes the library has keys of (and tuning rows for, which the
+    // generated `tuning` checks when a kernel of the size is launched).
+    for kb in heads_key_bytes.iter().chain(&heads_encode_key_bytes) {
+        assert!(key_bytes.contains(kb), "register-tile key size {kb} is not in LOOKBACK_KEY_BYTES");
+    }
     let flagged_bytes: Vec<String> = parse_xmacro(&read(&cuda.join("tuning.cuh")), "LOOKBACK_PIPE_FLAGGED_BYTES")
         .into_iter()
         .map(|r| r[0].clone())
@@ -91,6 +101,7 @@ fn main() {
         wide_types: &wide_types,
         heads_types: &heads_types,
         heads_key_bytes: &heads_key_bytes,
+        heads_encode_key_bytes: &heads_encode_key_bytes,
         ops: &ops,
         tuning: &tuning,
         pipe_tuning: &pipe_tuning,
@@ -441,31 +452,36 @@ fn by_key_table(
 }
 
 /// `<prefix>_kernel(key_bytes, value_bytes) -> Option<Kernel>`: kernels `lookback_<prefix>_k<key
-/// bytes>_v<value bytes or 0>` in fatbin `image`.
-fn runs_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], prefix: &str, what: &str, image: usize) {
+/// bytes>_v<value bytes or 0>` in fatbin `image`, one per (key bytes, value bytes) row.
+fn runs_table(g: &mut String, names: &mut Vec<String>, rows: &[(&str, &str)], prefix: &str, what: &str, image: usize) {
     writeln!(g, "/// {what} of (key bytes, value bytes or 0), if one is compiled.").unwrap();
     writeln!(
         g,
         "pub(crate) const fn {prefix}_kernel(key_bytes: usize, value_bytes: usize) -> Option<Kernel> {{\n    match (key_bytes, value_bytes) {{"
     )
     .unwrap();
-    for kb in key_bytes {
-        for vb in std::iter::once("0").chain(key_bytes.iter().map(String::as_str)) {
-            let name = format!("lookback_{prefix}_k{kb}_v{vb}");
-            writeln!(g, "        ({kb}, {vb}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),").unwrap();
-            names.push(name);
-        }
+    for (kb, vb) in rows {
+        let name = format!("lookback_{prefix}_k{kb}_v{vb}");
+        writeln!(g, "        ({kb}, {vb}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),").unwrap();
+        names.push(name);
     }
     *g += "        _ => None,\n    }\n}\n\n";
 }
 
-/// `runs_small_kernel(key_bytes) -> Option<Kernel>`: the encodings' small-grid kernels
-/// `lookback_runs_small_k<key bytes>` (`cuda/kernels/runs.cu`) in fatbin `image`.
-fn runs_small_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], image: usize) {
-    *g += "/// The encodings' kernel for small grids (`RunsAgent`'s `SMALL_GRID`) of a key size, if one is compiled.\n";
-    *g += "pub(crate) const fn runs_small_kernel(key_bytes: usize) -> Option<Kernel> {\n    match key_bytes {\n";
+/// Every (key bytes, value bytes or 0) row of keys of `key_bytes` and values of none or `value_bytes`.
+fn key_value_rows<'a>(key_bytes: &'a [String], value_bytes: &'a [String]) -> Vec<(&'a str, &'a str)> {
+    let values = || std::iter::once("0").chain(value_bytes.iter().map(String::as_str));
+    key_bytes.iter().flat_map(|kb| values().map(move |vb| (kb.as_str(), vb))).collect()
+}
+
+/// `<prefix>_kernel(key_bytes) -> Option<Kernel>`: kernels `lookback_<prefix>_k<key bytes>` in fatbin
+/// `image`.
+fn key_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], prefix: &str, what: &str, image: usize) {
+    writeln!(g, "/// {what} of a key size, if one is compiled.").unwrap();
+    writeln!(g, "pub(crate) const fn {prefix}_kernel(key_bytes: usize) -> Option<Kernel> {{\n    match key_bytes {{")
+        .unwrap();
     for kb in key_bytes {
-        let name = format!("lookback_runs_small_k{kb}");
+        let name = format!("lookback_{prefix}_k{kb}");
         writeln!(g, "        {kb} => Some(Kernel {{ name: \"{name}\", image: {image} }}),").unwrap();
         names.push(name);
     }
@@ -488,6 +504,7 @@ struct Lists<'a> {
     wide_types: &'a [Vec<String>],
     heads_types: &'a [Vec<String>],
     heads_key_bytes: &'a [String],
+    heads_encode_key_bytes: &'a [String],
     ops: &'a [Vec<String>],
     tuning: &'a [Vec<String>],
     pipe_tuning: &'a [Vec<String>],
@@ -496,8 +513,18 @@ struct Lists<'a> {
 }
 
 fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> String {
-    let Lists { types, wide_types, heads_types, heads_key_bytes, ops, tuning, pipe_tuning, key_bytes, flagged_bytes } =
-        *lists;
+    let Lists {
+        types,
+        wide_types,
+        heads_types,
+        heads_key_bytes,
+        heads_encode_key_bytes,
+        ops,
+        tuning,
+        pipe_tuning,
+        key_bytes,
+        flagged_bytes,
+    } = *lists;
     let mut g = String::from("// Generated by build.rs from cuda/types.cuh, cuda/ops.cuh and cuda/tuning.cuh.\n");
     // DType
     g += "/// An element type the kernels are compiled for (generated from `cuda/types.cuh`).\n";
@@ -604,9 +631,16 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         ("runs", "The encoding / unique_by_key kernel"),
         ("pipe_runs", "The persistent (sm_90+) run-length / run-end encoding and unique_by_key kernel"),
     ] {
-        runs_table(&mut g, &mut names, key_bytes, prefix, what, image_of(prefix));
+        runs_table(&mut g, &mut names, &key_value_rows(key_bytes, key_bytes), prefix, what, image_of(prefix));
     }
-    runs_small_table(&mut g, &mut names, key_bytes, image_of("runs"));
+    key_table(
+        &mut g,
+        &mut names,
+        key_bytes,
+        "runs_small",
+        "The encodings' kernel for small grids (`RunsAgent`'s `SMALL_GRID`)",
+        image_of("runs"),
+    );
     // The register tile whose run heads write every output, all in cuda/kernels/heads.cu.
     by_key_table(
         &mut g,
@@ -617,12 +651,26 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         "The register-tile reduce_by_key kernel (run heads write every output)",
         &|_| image_of("heads"),
     );
+    // Its encodings (value bytes 0) for heads_encode_key_bytes, unique_by_key for 4-byte keys and values.
+    let heads_runs_rows: Vec<(&str, &str)> = heads_encode_key_bytes
+        .iter()
+        .map(|kb| (kb.as_str(), "0"))
+        .chain(heads_key_bytes.iter().map(|kb| (kb.as_str(), kb.as_str())))
+        .collect();
     runs_table(
         &mut g,
         &mut names,
-        heads_key_bytes,
+        &heads_runs_rows,
         "heads_runs",
         "The register-tile run-length / run-end encoding and unique_by_key kernel",
+        image_of("heads"),
+    );
+    key_table(
+        &mut g,
+        &mut names,
+        heads_encode_key_bytes,
+        "heads_non_trivial",
+        "The register-tile non-trivial runs kernel",
         image_of("heads"),
     );
     type_table(

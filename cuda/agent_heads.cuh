@@ -16,6 +16,12 @@
 // buffer before the look-back — only the tile's first head needs the tile's exclusive prefix for its value,
 // and it is fixed while storing — and stores them coalesced once the tile's run count is known.
 //
+// Non-trivial runs (NON_TRIVIAL) are written at heads too, and counted at second items: a run is longer
+// than 1 exactly when its second item is not a head, which needs only the two keys before an item, so the
+// count is as local as the head count. The second item writes the run's offset (the item before it) and
+// the head that ends the run writes its length — a head h closes a non-trivial run exactly when item h-1
+// is not a head. The last tile closes the input's last run if it is still open.
+//
 // Not in place (the Rust layer rejects overlapping buffers): a warp reads the key before its first item,
 // which another warp or tile may own.
 #pragma once
@@ -69,8 +75,8 @@ template <int UPL> struct WarpUnits {
 
 // The tile of HeadsAgent<KB, V, ..., VALUED> from its tuning row (tuning.cuh: `heads` with a value column,
 // `heads_encode` without, keyed by the larger column's bytes): THREADS × IPT items, compiled for MIN_BLOCKS
-// resident blocks — 5 with values (192 × 20: 63 registers, 30.8 KB), 6 for the encodings (192 × 32: 56
-// registers, 36.9 KB), no spills. The encodings stage 16-bit tile-local lengths and indices (STAGE16): 6
+// resident blocks — 5 with values (192 × 20: 63 registers, 30.8 KB), 6 for the encodings (4-byte keys 192
+// × 32: 56 registers, 36.9 KB; 8-byte keys 192 × 16: 56 registers, 30.8 KB), no spills. The encodings stage 16-bit tile-local lengths and indices (STAGE16): 6
 // KB per warp instead of 8 let 6 blocks of 192 threads fit (probe, session 22: 128 × 32 went from 6 to 8
 // blocks per SM and 7 % faster at 2^28).
 template <int KB, class V, bool VALUED> struct HeadsShape {
@@ -85,8 +91,9 @@ template <int KB, class V, bool VALUED> struct HeadsShape {
 
 // KB: key bytes. V: the value type (NoValues: the encodings). VALUED: values are reduced with Op
 // (reduce_by_key); otherwise carried (unique_by_key) or absent. Shape: THREADS, IPT, MIN_BLOCKS (the
-// probe passes its own).
-template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V, VALUED>> struct HeadsAgent {
+// probe passes its own). NON_TRIVIAL: the non-trivial runs (no values; see HeadsNonTrivial).
+template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V, VALUED>, bool NON_TRIVIAL = false>
+struct HeadsAgent {
     using K = typename Bits<KB>::type;
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
     static constexpr int VB = HAS_VALUES ? (int)sizeof(V) : 0;
@@ -98,6 +105,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
     static constexpr int MIN_BLOCKS = Shape::MIN_BLOCKS;
     static_assert(IPT <= 32, "a lane's heads are a 32-bit mask");
     static_assert(IPT * KB % 16 == 0 && IPT * VB % 16 == 0, "a lane's keys and values fill 16-byte units");
+    static_assert(!NON_TRIVIAL || !HAS_VALUES, "non-trivial runs have no values");
     static constexpr int KUPL = IPT * KB / 16;
     static constexpr int VUPL = HAS_VALUES ? IPT * VB / 16 : 1;
     using KeyUnits = WarpUnits<KUPL>;
@@ -112,8 +120,13 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
     // a tile-local index or length (the encodings: below TILE_ITEMS, so 16 bits hold it when STAGE16).
     static_assert(TILE_ITEMS <= 65536, "tile-local indices fit 16 bits");
     using S = std::conditional_t<HAS_VALUES, V, std::conditional_t<Shape::STAGE16, uint16_t, uint32_t>>;
+    // Non-trivial runs: a staged length whose run began before the tile holds the closing head's
+    // tile-local index with this bit set; it is completed with the exclusive prefix while storing.
+    static constexpr uint32_t BEFORE_TILE = 1u << (8 * sizeof(S) - 1);
+    static_assert(HAS_VALUES || TILE_ITEMS <= (int)BEFORE_TILE, "tile-local indices leave the top bit free");
 
-    // Per warp: the transposes' units, then (the same bytes) the staged keys and S's of its heads.
+    // Per warp: the transposes' units, then (the same bytes) the staged keys and S's of its heads (non-trivial
+    // runs: S's in both parts, offsets in the keys' — a warp has at most WARP_ITEMS / 2 + 1 of each).
     static constexpr int XPOSE_UNITS = KeyUnits::SLOTS > (HAS_VALUES ? ValueUnits::SLOTS : 0)
                                            ? KeyUnits::SLOTS
                                            : ValueUnits::SLOTS;
@@ -124,6 +137,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
         uint64_t tile_id;
+        bool last_open;  // non-trivial runs: the input's last item is not a head (its run is not closed)
     };
 
     static __device__ __forceinline__ void put_index(void* base, uint64_t at, uint64_t x, uint32_t bytes) {
@@ -155,6 +169,7 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         uint4 ku[KUPL];
         uint4 vu[VUPL];
         K before;
+        bool before_head;  // non-trivial runs: the item before the warp's first is a head (or there is none)
     };
     // 1. Keys (and values) in flight together, and the key before the warp's first item.
     static __device__ __forceinline__ void load(const RunsParams& p, uint64_t tile, Loaded& in) {
@@ -165,6 +180,13 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         if constexpr (HAS_VALUES) ValueUnits::load(static_cast<const V*>(p.values) + wstart, at.wvalid, at.full, in.vu);
         in.before = K(0);
         if (lane_id() == 0 && wstart > 0 && at.wvalid > 0) in.before = keys[-1];
+        if constexpr (NON_TRIVIAL) {
+            in.before_head = true;
+            if (lane_id() == 0 && wstart > 1 && at.wvalid > 0) {
+                const K prev[1] = {keys[-1]};
+                in.before_head = differ_bits<KB>(p, keys[-2], prev) & 1u;
+            }
+        }
     }
 
     // One tile per block.
@@ -206,12 +228,24 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         }
         if (wstart + first == 0) heads |= 1u;
         heads &= in_range;
+        // Non-trivial runs: bit j of `seconds` marks a run's second item (item j-1 a head, j not), bit j of
+        // `closes` a head that ends a non-trivial run (item j-1 not a head). The input's first item has no
+        // item before it: it reads as a head, so the first item closes nothing.
+        [[maybe_unused]] uint32_t seconds = 0, closes = 0;
+        if constexpr (NON_TRIVIAL) {
+            const uint32_t up = shfl_up(heads, 1) >> (IPT - 1) & 1u;
+            const uint32_t after_head = heads << 1 | (lane == 0 ? (uint32_t)in.before_head : up);
+            seconds = ~heads & after_head & in_range;
+            closes = heads & ~after_head;
+            if (mine > 0 && wfirst + first + mine == valid && start + valid == p.n)
+                s.last_open = !(heads >> (mine - 1) & 1u);
+        }
         [[maybe_unused]] V v[IPT];
         if constexpr (HAS_VALUES) ValueUnits::to_blocked(buf, in.vu, v);
 
         // 3. The lane's tile-local pair, the block scan, the tile's aggregate published.
         Local own;
-        own.count = __popc(heads);
+        own.count = __popc(NON_TRIVIAL ? seconds : heads);
         if constexpr (VALUED) {
             own.value = since_last_head<Op>(v, heads, in_range);
         } else {
@@ -232,7 +266,20 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         const uint32_t wruns = __shfl_sync(0xffffffffu, prefix.count + own.count, 31) - wbase;
         K* staged_keys = reinterpret_cast<K*>(buf);
         S* staged = reinterpret_cast<S*>(reinterpret_cast<char*>(buf) + WARP_ITEMS * KB);
-        {
+        if constexpr (NON_TRIVIAL) {
+            // Offsets at the seconds' warp-local slots; lengths at the slot of the run they close plus one
+            // (as the other encodings' results), so a warp's lengths take slots lo .. lo + its closes.
+            S* staged_offsets = reinterpret_cast<S*>(buf);
+            uint32_t r = prefix.count - wbase;
+            uint32_t last = prefix.value;  // tile-local index + 1 of the latest head
+#pragma unroll
+            for (int j = 0; j < IPT; ++j) {
+                const uint32_t at = (uint32_t)(wfirst + first + j);
+                if (closes >> j & 1u) staged[r] = (S)(last == 0 ? at | BEFORE_TILE : at + 1 - last);
+                if (seconds >> j & 1u) staged_offsets[r++] = (S)at;
+                last = heads >> j & 1u ? at + 1 : last;
+            }
+        } else {
             uint32_t r = prefix.count - wbase;
             [[maybe_unused]] A running = prefix.value;  // reduce: the run's value before item j
             [[maybe_unused]] uint32_t last = prefix.value;  // encodings: tile-local index + 1 of the latest head
@@ -272,6 +319,23 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         //    each head closes). Warp-local slot 0 of a warp whose base is 0 is the tile's first head.
         const Pair exclusive = s.exclusive;
         const uint64_t base = exclusive.count + wbase;  // global slot of the warp's first head
+        if constexpr (NON_TRIVIAL) {
+            // A run's offset is the item before its second (which may be the previous tile's last item).
+            const S* staged_offsets = reinterpret_cast<const S*>(buf);
+            for (uint32_t i = lane; i < wruns; i += 32)
+                put_index(p.out_keys, base + i, start + staged_offsets[i] - 1, p.length_bytes);
+            // The warp's lengths start at slot 0 when its first mark closes a run begun before it.
+            const uint32_t marks = seconds | closes;
+            const uint32_t marked = __ballot_sync(0xffffffffu, marks != 0);
+            const bool leads_close = closes & marks & (0u - marks);
+            const uint32_t lo = marked ? 1u - __shfl_sync(0xffffffffu, (uint32_t)leads_close, __ffs(marked) - 1) : 1u;
+            const uint32_t hi = lo + __reduce_add_sync(0xffffffffu, (uint32_t)__popc(closes));
+            for (uint32_t i = lo + lane; i < hi; i += 32) {
+                const uint32_t x = staged[i];
+                const uint64_t length = x & BEFORE_TILE ? start + (x & ~BEFORE_TILE) - exclusive.value : x;
+                put_index(p.out_values, base + i - 1, length, p.length_bytes);
+            }
+        } else {
         K* out_keys = static_cast<K*>(p.out_keys) + base;
         for (uint32_t i = lane; i < wruns; i += 32) out_keys[i] = staged_keys[i];
         const bool tile_first = wbase == 0;
@@ -295,11 +359,14 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
                 put_index(p.out_values, base + i - 1, y, p.length_bytes);
             }
         }
+        }
         // The last tile closes the input's last run and writes the run count.
         if (threadIdx.x == 0 && start + valid == p.n) {
             const Pair inclusive = POp::apply(exclusive, aggregate);
             *p.num_runs = inclusive.count;
-            if constexpr (VALUED) {
+            if constexpr (NON_TRIVIAL) {
+                if (s.last_open) put_index(p.out_values, inclusive.count - 1, p.n - inclusive.value, p.length_bytes);
+            } else if constexpr (VALUED) {
                 static_cast<V*>(p.out_values)[inclusive.count - 1] = Acc<V>::store(inclusive.value);
             } else if constexpr (!HAS_VALUES) {
                 put_index(p.out_values, inclusive.count - 1, p.mode == RUNS_ENDS ? p.n : p.n - inclusive.value,
@@ -312,5 +379,10 @@ template <int KB, class V, class Op, bool VALUED, class Shape = HeadsShape<KB, V
         __syncwarp();
     }
 };
+
+// The non-trivial runs of KB-byte keys on the encodings' tile (offsets into out_keys, lengths into
+// out_values, both of p.length_bytes).
+template <int KB, class Shape = HeadsShape<KB, NoValues, false>>
+using HeadsNonTrivial = HeadsAgent<KB, NoValues, OpMax, false, Shape, true>;
 
 }  // namespace lookback

@@ -42,7 +42,14 @@
 // 26.3 / 74.5 / 935.0); run-length encoding: 192 × 32 with 16-bit staging (6 blocks per SM) 16.9 / 47.0 /
 // 530.4, 128 × 32 with 32-bit staging 20.2 / 51.7 / 627.8 (6 blocks), with 16-bit 17.2 / 50.1 / 582.7 (8),
 // 160 × 32 18.0 / 49.2 / 571.0 (the run agent 22.1 / 54.6 / 661.6). Back-off 1000/500 was best or within
-// 1 % (0/100 to 2000/500).
+// 1 % (0/100 to 2000/500). The same tile takes the non-trivial runs of 4-byte keys (probe
+// benches/probes/encode_tile.cu, session 23, at 2^22 / 2^24 / 2^28: 192 × 32 19.0 / 44.9 / 498.9 us, 128 ×
+// 32 18.4 / 46.5 / 518.1, 256 × 16 21.0 / 55.0 / 700.8; the run agent 21.2 / 52.0 / 622.2) and the
+// encodings of 8-byte keys, 192 × 16 (a lane owns 16 keys; same probe, f64 RLE / non-trivial runs at 2^22 /
+// 2^24 / 2^28: 25.2 / 69.5 / 897.7 and 24.2 / 65.9 / 861.7 us; 256 × 16 (4 blocks per SM) 24.5 / 70.5 /
+// 875.3 and 24.0 / 67.2 / 854.5, 128 × 16 26.3 / 70.9 / 919.4 and 26.4 / 72.3 / 934.8, 128 × 24 27.5 /
+// 72.0 / 902.3 and 25.8 / 68.9 / 879.4, 192 × 8 32.3 / 99.8 / 1412.9; the run agent 26.8 / 73.9 / 968.7
+// and 23.8 / 68.4 / 879.5). 192 × 16 keeps the 4-byte row's 192 threads and 6 blocks per SM.
 //
 // Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
@@ -75,7 +82,8 @@
     X(encode_small, 8, 192, 8, 1000, 500) \
     X(scan_by_key, 8, 192, 7, 1000, 500) \
     X(heads, 4, 192, 5, 1000, 500)       \
-    X(heads_encode, 4, 192, 8, 1000, 500)
+    X(heads_encode, 4, 192, 8, 1000, 500) \
+    X(heads_encode, 8, 192, 8, 1000, 500)
 
 // The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles, writer_warps)`. A tile is

@@ -31,14 +31,19 @@
 
 // The register tile whose run heads write every output (agent_heads.cuh) is compiled for 4-byte keys
 // (LOOKBACK_HEADS_KEY_BYTES) and, for reduce_by_key, these value types (4-byte rows of LOOKBACK_TYPES,
-// which build.rs checks); unique_by_key takes it for 4-byte values of any type. Other sizes run on the
-// run agent (agent_runs.cuh): the tile was measured for 4-byte columns only (benches/NOTES.md, session 22).
+// which build.rs checks); unique_by_key takes it for 4-byte values of any type. The encodings without
+// values (run-length, run-end, non-trivial runs) take it for the key sizes of
+// LOOKBACK_HEADS_ENCODE_KEY_BYTES (rows of LOOKBACK_KEY_BYTES, which build.rs checks). Other sizes run on
+// the run agent (agent_runs.cuh): the tile was measured for these only (benches/NOTES.md, sessions 22-23).
 #define LOOKBACK_HEADS_TYPES(X) \
     X(i32, int32_t, int)        \
     X(u32, uint32_t, int)       \
     X(f32, float, float)
 #define LOOKBACK_HEADS_KEY_BYTES(X) \
     X(4)
+#define LOOKBACK_HEADS_ENCODE_KEY_BYTES(X) \
+    X(4)                                   \
+    X(8)
 
 // The key sizes of the run-based kernels (agent_runs.cuh): keys travel as bits of their size, and float
 // keys get IEEE equality from the parameters (key_equality.cuh), so one kernel per size serves every key

@@ -33,7 +33,8 @@ pub(crate) enum Algo {
     /// reduce_by_key and unique_by_key on the register tile whose run heads write every output
     /// (`heads_kernel`, `heads_runs_kernel` with values: `cuda/agent_heads.cuh`).
     Heads,
-    /// Run-length and run-end encoding on that tile (`heads_runs_kernel` without values).
+    /// Run-length and run-end encoding (`heads_runs_kernel` without values) and the non-trivial runs
+    /// (`heads_non_trivial_kernel`) on that tile.
     HeadsEncode,
 }
 
@@ -221,6 +222,7 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
             kernels.extend(heads_runs_kernel(key_bytes, value_bytes));
         }
         kernels.extend(runs_small_kernel(key_bytes));
+        kernels.extend(heads_non_trivial_kernel(key_bytes));
     }
     for &k in &kernels {
         function(ctx, k)?;

@@ -256,6 +256,9 @@ pub struct Workspace {
     persistent_fits: HashMap<&'static str, bool>,
     /// One u64 for counts that are read back to the host, kept across calls.
     pub(crate) count_buffer: Option<CudaSlice<u64>>,
+    /// Whether small encodings may take their small-grid kernel (tests turn it off to reach the other
+    /// kernels' code at small sizes: `__private::set_small_grids`).
+    pub(crate) small_grids: bool,
 }
 
 impl Workspace {
@@ -286,6 +289,7 @@ impl Workspace {
             device: None,
             persistent_fits: HashMap::new(),
             count_buffer: None,
+            small_grids: true,
         }
     }
 

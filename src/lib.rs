@@ -164,8 +164,9 @@ pub mod __private {
         }
     }
     /// Items per tile of the register tile whose run heads write every output (`cuda/agent_heads.cuh`),
-    /// if one is compiled for keys of `key_bytes` and values of `value_bytes` (0: none, the run-length
-    /// and run-end encodings): reduce_by_key and unique_by_key with values, the encodings without.
+    /// if one is compiled for keys of `key_bytes` and values of `value_bytes` (0: none, the encodings —
+    /// run-length, run-end and non-trivial runs): reduce_by_key and unique_by_key with values, the
+    /// encodings without.
     pub fn heads_tile_items(key_bytes: usize, value_bytes: usize) -> Option<usize> {
         let bytes = key_bytes.max(value_bytes);
         let algo = if value_bytes == 0 { crate::kernels::Algo::HeadsEncode } else { crate::kernels::Algo::Heads };
@@ -182,10 +183,15 @@ pub mod __private {
     pub fn encode_small_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::EncodeSmall, bytes).tile_items(bytes)
     }
+    /// Lets (or, with `false`, stops) the encodings of later calls on `ws` take their small-grid kernel,
+    /// so that tests reach the kernel they take above the threshold with small inputs.
+    pub fn set_small_grids(ws: &mut crate::Workspace, on: bool) {
+        ws.small_grids = on;
+    }
     /// The largest inputs (items) of the classic encodings of keys of `key_bytes` bytes that take the
-    /// small-grid kernel, one per tile they run on (non-trivial runs on the run agent's; run-length and
-    /// run-end encoding on the register tile's where there is one).
-    pub fn encode_small_grid_items(key_bytes: usize) -> Vec<usize> {
+    /// small-grid kernel (counted in the register tile's tiles where the key size has one, which all
+    /// three encodings take; in the run agent's elsewhere).
+    pub fn encode_small_grid_items(key_bytes: usize) -> usize {
         crate::runs::encode_small_grid_items(key_bytes)
     }
     /// Items per tile of the scan of an element type of `bytes` bytes.

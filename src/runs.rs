@@ -310,7 +310,7 @@ impl Workspace {
                 let tuning = kernels::tuning(job.algo, job.tile_bytes);
                 let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
                 match job.small_kernel {
-                    Some(small) if tiles <= small_grid_tiles(job.algo) => {
+                    Some(small) if self.small_grids && tiles <= small_grid_tiles(job.algo) => {
                         let small_tuning = kernels::tuning(Algo::EncodeSmall, job.tile_bytes);
                         (small, Shape::Classic(small_tuning), job.n.div_ceil(small_tuning.tile_items(job.tile_bytes)))
                     }
@@ -346,10 +346,11 @@ const ENCODE_SMALL_GRID_TILES: usize = 1024;
 
 /// The most tiles of `algo`'s row an encoding may span to take the small-grid kernel: 1024 `encode` tiles
 /// ([`ENCODE_SMALL_GRID_TILES`]), and 256 tiles of the register tile whose run heads write every output
-/// (`heads_encode`: 6144 i32 items, so up to 1.5 M items). H200, i32 runs of mean 4, probe
-/// `benches/probes/runs_tile.cu` (benches/NOTES.md, session 22): the small-grid kernel took 11.4 / 13.6 /
-/// 20.0 µs at 2^20 + 1234 / 2^21 / 2^22 (171 / 342 / 683 tiles) against the register tile's 12.6 / 13.5
-/// / 16.9.
+/// (`heads_encode`: 6144 i32 items, so up to 1.5 M items; 3072 f64 items). H200, runs of mean 4, probe
+/// `benches/probes/runs_tile.cu` (benches/NOTES.md, session 22): the i32 RLE small-grid kernel took 11.4 /
+/// 13.6 / 20.0 µs at 2^20 + 1234 / 2^21 / 2^22 (171 / 342 / 683 tiles) against the register tile's 12.6 /
+/// 13.5 / 16.9; at 2^20 + 1234 (session 23, `benches/probes/encode_tile.cu`) i32 non-trivial runs 11.9
+/// against 13.4, f64 RLE 13.8 against 13.2 and non-trivial runs 12.8 against 13.3 (342 tiles).
 const fn small_grid_tiles(algo: Algo) -> usize {
     match algo {
         Algo::HeadsEncode => 256,
@@ -357,15 +358,17 @@ const fn small_grid_tiles(algo: Algo) -> usize {
     }
 }
 
-/// The largest inputs (in items) of the encodings of keys of `key_bytes` that take the small-grid kernel:
-/// one per tile the encodings run on (the run agent's `encode` row; the register tile's `heads_encode` row
-/// where run-length and run-end encoding have one). For tests.
-pub(crate) fn encode_small_grid_items(key_bytes: usize) -> Vec<usize> {
-    let mut algos = vec![Algo::Encode];
-    if kernels::heads_runs_kernel(key_bytes, 0).is_some() {
-        algos.push(Algo::HeadsEncode);
-    }
-    algos.into_iter().map(|a| small_grid_tiles(a) * kernels::tuning(a, key_bytes).tile_items(key_bytes)).collect()
+/// The largest inputs (in items) of the encodings of keys of `key_bytes` that take the small-grid kernel,
+/// counted in the tiles they run on otherwise: the register tile's `heads_encode` row where the key size
+/// has one (every encoding then takes it), the run agent's `encode` row elsewhere. For tests.
+pub(crate) fn encode_small_grid_items(key_bytes: usize) -> usize {
+    // One flag for all three encodings: encode.rs takes the register tile for each where it is compiled.
+    debug_assert_eq!(
+        kernels::heads_runs_kernel(key_bytes, 0).is_some(),
+        kernels::heads_non_trivial_kernel(key_bytes).is_some()
+    );
+    let algo = if kernels::heads_runs_kernel(key_bytes, 0).is_some() { Algo::HeadsEncode } else { Algo::Encode };
+    small_grid_tiles(algo) * kernels::tuning(algo, key_bytes).tile_items(key_bytes)
 }
 
 /// Whether [`Engine::Auto`](crate::Engine) may take the persistent kernel of a run-based launch (from the

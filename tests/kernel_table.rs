@@ -42,10 +42,10 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     // or none), each classic and persistent, plus the encodings' small-grid kernel per key size, and a
     // persistent select_flagged kernel per item size of 4 and 8 bytes, and the register-tile scans by key
     // per (Sum/Min/Max, key size, 8-byte value type), and the register tile whose run heads write every
-    // output: reduce_by_key per (Sum/Min/Max, 4-byte values: i32, u32, f32) and the encodings and
-    // unique_by_key of 4-byte keys (no values, 4-byte values).
+    // output: reduce_by_key per (Sum/Min/Max, 4-byte values: i32, u32, f32), unique_by_key of 4-byte
+    // keys and values, and for 4- and 8-byte keys run-length / run-end encoding and the non-trivial runs.
     let keyed = 2 * 3 * 4 * DType::ALL.len() + 3 * 4 * 3 + 3 * 3;
-    let encodings = 2 * 4 * 5 + 4 + 2;
+    let encodings = 2 * 4 * 5 + 4 + 1 + 2 * 2;
     let flagged = 2;
     assert_eq!(lookback::__private::ALL_KERNELS.len(), 2 * count + 4 * DType::ALL.len() + keyed + encodings + flagged);
 }

@@ -11,7 +11,7 @@
 mod common;
 
 use common::{GUARD, Rng, TestElement, check_scan, gpu, same, upload_poisoned};
-use lookback::cudarc::driver::{CudaSlice, CudaStream};
+use lookback::cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use lookback::half::{bf16, f16};
 use lookback::{Engine, ScanOp, Workspace, host};
 use proptest::prelude::*;
@@ -208,7 +208,7 @@ fn check_encodings<K: TestElement>(
     stream: &Arc<CudaStream>,
     ws: &mut Workspace,
     keys: &[K],
-    d_keys: &CudaSlice<K>,
+    d_keys: &impl DevicePtr<K>,
     what: &str,
 ) {
     let n = keys.len();
@@ -261,6 +261,14 @@ fn check_encodings<K: TestElement>(
     assert_eq!(k, want_offsets.len(), "{w}: runs");
     assert_eq!(read64(&offsets, k), want_offsets, "{w}: offsets");
     assert_eq!(read64(&lens, k), want_nt_lengths, "{w}: lengths");
+
+    let w = format!("non_trivial_runs<u32> {what}");
+    let mut offsets = poison32(n);
+    let mut lens = poison32(n);
+    ws.non_trivial_runs_into(d_keys, &mut offsets, &mut lens, &mut count).unwrap();
+    assert_eq!(read_count(&count), want_offsets.len(), "{w}: runs");
+    assert_eq!(read32(&offsets, k), want_offsets, "{w}: offsets");
+    assert_eq!(read32(&lens, k), want_nt_lengths, "{w}: lengths");
 }
 
 fn edge_sizes(tile: usize) -> Vec<usize> {
@@ -494,17 +502,17 @@ fn float_keys_compare_as_ieee() {
     }
 }
 
-/// The classic encodings take a second kernel, with a tile of its own, for inputs of at most 1024 tiles
-/// of the other (`ENCODE_SMALL_GRID_TILES` in src/runs.rs): both sides of that threshold, and the small
-/// kernel's own tile edges, for a key size of each kernel shape.
+/// The classic encodings take a second kernel, with a tile of its own, for small inputs (`small_grid_tiles`
+/// in src/runs.rs: 1024 run-agent tiles, or 256 of the register tile where the key size has one): both
+/// sides of that threshold, and the small kernel's own tile edges, for a key size of each kernel shape.
 #[test]
 fn encodings_on_both_sides_of_the_small_grid_threshold() {
     let Some(stream) = gpu() else { return };
     fn one<K: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
         let tile = encode_tile::<K>();
-        // Each tile the encodings run on has its threshold (4-byte keys: the run agent's for non-trivial
-        // runs, the register tile's for run-length and run-end encoding); check_encodings runs all three.
-        for threshold in lookback::__private::encode_small_grid_items(size_of::<K>()) {
+        // check_encodings runs all three encodings, which share the threshold.
+        {
+            let threshold = lookback::__private::encode_small_grid_items(size_of::<K>());
             for (i, (n, shape)) in [
                 (threshold, Shape::Geometric(4.0)),
                 (threshold + 1, Shape::StraddleRuns),
@@ -583,6 +591,16 @@ fn sanitizer_cases() {
         for n in [tile + 1, 3 * tile - 1, 2 * encode + 7] {
             check_all::<f32, f32>(&stream, &mut ws, n, (shape, tile), i as u64 + 5, Engine::Classic);
         }
+        // Its encodings (with non-trivial runs) of 4- and 8-byte keys, past the small-grid kernel.
+        lookback::__private::set_small_grids(&mut ws, false);
+        for (n, seed) in [(2 * encode + 7, 13), (encode - 1, 17)] {
+            let keys: Vec<i32> = keys(n, shape, encode, i as u64 + seed);
+            check_encodings::<i32>(&stream, &mut ws, &keys, &stream.clone_htod(&keys).unwrap(), "sanitizer i32");
+        }
+        let wide = lookback::__private::heads_tile_items(8, 0).expect("a heads tile for 8-byte keys");
+        let keys: Vec<f64> = keys(2 * wide + 9, shape, wide, i as u64 + 19);
+        check_encodings::<f64>(&stream, &mut ws, &keys, &stream.clone_htod(&keys).unwrap(), "sanitizer f64");
+        lookback::__private::set_small_grids(&mut ws, true);
         // The register tile of the scans by key of 8-byte values (cuda/agent_scan_by_key.cuh).
         let tile = lookback::__private::scan_by_key_tile_items(8, 8);
         for n in [1, tile + 1, 3 * tile - 1] {
@@ -668,12 +686,14 @@ fn scan_by_key_8_byte_values_unaligned_views() {
 /// The register tile whose run heads write every output (`cuda/agent_heads.cuh`) loads whole tiles in
 /// 16-byte units only when keys (and values) are aligned to them; views one item in take its
 /// item-by-item path on every tile. Several tiles of both of its shapes (with and without values), and
-/// runs that cross tiles, so the tile's first head takes its value from the look-back.
+/// runs that cross tiles, so the tile's first head takes its value from the look-back. Small grids are
+/// off: at this size the encodings would take the run agent's small-grid kernel.
 #[test]
 fn heads_tile_unaligned_views() {
     let Some(stream) = gpu() else { return };
     let mut ws = Workspace::new(&stream);
     ws.set_engine(Engine::Classic);
+    lookback::__private::set_small_grids(&mut ws, false);
     let tile = lookback::__private::heads_tile_items(4, 4).expect("a heads tile for 4-byte keys and values");
     let encode_tile = lookback::__private::heads_tile_items(4, 0).expect("a heads tile for 4-byte keys");
     let n = 3 * tile.max(encode_tile) + 5;
@@ -713,6 +733,42 @@ fn heads_tile_unaligned_views() {
         same(&front(&stream, &ko, runs, n, &what), &want_values, &format!("run_end_encode values {what}"));
         assert_eq!(front(&stream, &ends, runs, n, &what), want_ends, "run_end_encode ends {what}");
     }
+}
+
+/// The encodings on the register tile whose run heads write every output (`cuda/agent_heads.cuh`: 4- and
+/// 8-byte keys; run-length, run-end and non-trivial runs) at sizes around its tile, runs aligned to it,
+/// and views one item in (its item-by-item path on every tile). Small grids are off, so that these
+/// sizes reach the tile rather than the run agent's small-grid kernel.
+#[test]
+fn heads_encodings_around_their_tile() {
+    let Some(stream) = gpu() else { return };
+    fn one<K: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace) {
+        let tile = lookback::__private::heads_tile_items(size_of::<K>(), 0).expect("a heads tile for the key size");
+        for (i, n) in edge_sizes(tile).into_iter().enumerate() {
+            for (s, shape) in SHAPES.into_iter().enumerate() {
+                let keys: Vec<K> = keys(n, shape, tile, (i * 16 + s) as u64 + 200);
+                let d = stream.clone_htod(&keys).unwrap();
+                let what = format!("{} n={n} {shape:?} (heads tile {tile})", K::DTYPE.name());
+                check_encodings::<K>(stream, ws, &keys, &d, &what);
+            }
+        }
+        let n = 3 * tile + 5;
+        for (s, shape) in
+            [Shape::Geometric(4.0), Shape::Pairs, Shape::StraddleRuns, Shape::AllEqual].into_iter().enumerate()
+        {
+            let keys: Vec<K> = keys(n + 1, shape, tile, 300 + s as u64);
+            let d = stream.clone_htod(&keys).unwrap();
+            let what = format!("{} unaligned view n={n} {shape:?} (heads tile {tile})", K::DTYPE.name());
+            check_encodings::<K>(stream, ws, &keys[1..], &d.slice(1..), &what);
+        }
+    }
+    let mut ws = Workspace::new(&stream);
+    ws.set_engine(Engine::Classic);
+    lookback::__private::set_small_grids(&mut ws, false);
+    one::<i32>(&stream, &mut ws);
+    one::<f32>(&stream, &mut ws);
+    one::<u64>(&stream, &mut ws);
+    one::<f64>(&stream, &mut ws);
 }
 
 /// The persistent engine over more tiles than all 132 SMs' rings of 6 slots hold, twice: every block goes
