@@ -266,9 +266,16 @@ struct HeadsAgent {
         const uint32_t wruns = __shfl_sync(0xffffffffu, prefix.count + own.count, 31) - wbase;
         K* staged_keys = reinterpret_cast<K*>(buf);
         S* staged = reinterpret_cast<S*>(reinterpret_cast<char*>(buf) + WARP_ITEMS * KB);
+        [[maybe_unused]] uint32_t lengths_lo = 1, lengths_hi = 1;  // non-trivial runs: the warp's length slots
         if constexpr (NON_TRIVIAL) {
             // Offsets at the seconds' warp-local slots; lengths at the slot of the run they close plus one
-            // (as the other encodings' results), so a warp's lengths take slots lo .. lo + its closes.
+            // (as the other encodings' results), so a warp's lengths take slots lo .. hi: lo is 0 when the
+            // warp's first mark closes a run begun before it. Warp-local, so found before the look-back.
+            const uint32_t marks = seconds | closes;
+            const uint32_t marked = __ballot_sync(0xffffffffu, marks != 0);
+            const bool leads_close = closes & marks & (0u - marks);
+            if (marked) lengths_lo = 1u - __shfl_sync(0xffffffffu, (uint32_t)leads_close, __ffs(marked) - 1);
+            lengths_hi = lengths_lo + __reduce_add_sync(0xffffffffu, (uint32_t)__popc(closes));
             S* staged_offsets = reinterpret_cast<S*>(buf);
             uint32_t r = prefix.count - wbase;
             uint32_t last = prefix.value;  // tile-local index + 1 of the latest head
@@ -324,13 +331,7 @@ struct HeadsAgent {
             const S* staged_offsets = reinterpret_cast<const S*>(buf);
             for (uint32_t i = lane; i < wruns; i += 32)
                 put_index(p.out_keys, base + i, start + staged_offsets[i] - 1, p.length_bytes);
-            // The warp's lengths start at slot 0 when its first mark closes a run begun before it.
-            const uint32_t marks = seconds | closes;
-            const uint32_t marked = __ballot_sync(0xffffffffu, marks != 0);
-            const bool leads_close = closes & marks & (0u - marks);
-            const uint32_t lo = marked ? 1u - __shfl_sync(0xffffffffu, (uint32_t)leads_close, __ffs(marked) - 1) : 1u;
-            const uint32_t hi = lo + __reduce_add_sync(0xffffffffu, (uint32_t)__popc(closes));
-            for (uint32_t i = lo + lane; i < hi; i += 32) {
+            for (uint32_t i = lengths_lo + lane; i < lengths_hi; i += 32) {
                 const uint32_t x = staged[i];
                 const uint64_t length = x & BEFORE_TILE ? start + (x & ~BEFORE_TILE) - exclusive.value : x;
                 put_index(p.out_values, base + i - 1, length, p.length_bytes);
