@@ -20,10 +20,10 @@
 //! agent, measured faster at every size (`auto_persistent`). On the classic agent the encodings have tile
 //! shapes of their own (no value column) and two kernels: one for inputs of at most
 //! [`ENCODE_SMALL_GRID_TILES`] tiles (fewer resident threads per SM; larger tiles for 1- and 2-byte keys)
-//! and one for larger inputs; the launcher picks by the tile count. Classic reduce_by_key, unique_by_key
-//! and run-length / run-end encoding of 4-byte keys (and values) run on a register tile whose run heads
-//! write every output (`cuda/agent_heads.cuh`; up to 256 of its tiles the encodings take the small-grid
-//! kernel).
+//! and one for larger inputs; the launcher picks by the tile count. Classic reduce_by_key and
+//! unique_by_key of 4-byte keys and values, and the encodings (run-length, run-end, non-trivial runs) of
+//! 4- and 8-byte keys run on a register tile whose run heads write every output (`cuda/agent_heads.cuh`;
+//! up to 256 of its tiles the encodings take the small-grid kernel).
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{self, Algo, DType, Kernel};
