@@ -123,7 +123,7 @@ struct HeadsAgent {
     // Non-trivial runs: a staged length whose run began before the tile holds the closing head's
     // tile-local index with this bit set; it is completed with the exclusive prefix while storing.
     static constexpr uint32_t BEFORE_TILE = 1u << (8 * sizeof(S) - 1);
-    static_assert(HAS_VALUES || TILE_ITEMS <= (int)BEFORE_TILE, "tile-local indices leave the top bit free");
+    static_assert(HAS_VALUES || (uint32_t)TILE_ITEMS <= BEFORE_TILE, "tile-local indices leave the top bit free");
 
     // Per warp: the transposes' units, then (the same bytes) the staged keys and S's of its heads (non-trivial
     // runs: S's in both parts, offsets in the keys' — a warp has at most WARP_ITEMS / 2 + 1 of each).

@@ -67,6 +67,17 @@ void probe_timed_launch(uint64_t* ws, uint64_t tiles, cudaEvent_t e0, cudaEvent_
     CHECK(cudaEventRecord(e1));
 }
 
+// One line on a probe's kernel: its registers, static shared and local memory, and resident blocks per SM
+// at `threads` threads per block (what its __launch_bounds__ and shared memory allow).
+inline void probe_print_kernel(const char* name, const void* fn, int threads) {
+    cudaFuncAttributes a;
+    CHECK(cudaFuncGetAttributes(&a, fn));
+    int blocks = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, 0));
+    std::printf("kernel %-20s %3d registers, %5zu B static shared, %3zu B local, %d blocks per SM\n", name, a.numRegs,
+                a.sharedSizeBytes, a.localSizeBytes, blocks);
+}
+
 // The median time in µs of `reps` calls of `launch` (each recording events e0 and e1 around its work),
 // after 3 warm-up calls.
 template <class Launch> double probe_median_us(int reps, cudaEvent_t e0, cudaEvent_t e1, Launch&& launch) {

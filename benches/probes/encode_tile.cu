@@ -206,14 +206,7 @@ int main(int argc, char** argv) {
     c.sms = prop.multiProcessorCount;
     std::printf("encode_tile: %s; keys in runs of geometric length, mean %llu; median of %d; back-off 1000:500 ns\n",
                 prop.name, (unsigned long long)c.mean, c.reps);
-    for (const Variant& v : variants) {
-        cudaFuncAttributes a;
-        CHECK(cudaFuncGetAttributes(&a, v.fn));
-        int blocks = 0;
-        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.fn, v.threads, 0));
-        std::printf("kernel %-20s %3d registers, %5zu B static shared, %3zu B local, %d blocks per SM\n", v.name,
-                    a.numRegs, a.sharedSizeBytes, a.localSizeBytes, blocks);
-    }
+    for (const Variant& v : variants) probe_print_kernel(v.name, (const void*)v.fn, v.threads);
     for (int log2n : sizes) {
         run_size<int32_t>(c, log2n);
         run_size<double>(c, log2n);

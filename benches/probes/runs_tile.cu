@@ -79,14 +79,7 @@ int main(int argc, char** argv) {
     if (argc > 4) std::sscanf(argv[4], "%u:%u", &first_poll, &poll);
     std::printf("runs_tile: %s; i32 keys in runs of mean length 4; median of %d; back-off %u:%u ns\n", prop.name, reps,
                 first_poll, poll);
-    for (const Variant& v : variants) {
-        cudaFuncAttributes a;
-        CHECK(cudaFuncGetAttributes(&a, v.fn));
-        int blocks = 0;
-        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.fn, v.threads, 0));
-        std::printf("kernel %-12s %3d registers, %5zu B static shared, %3zu B local, %d blocks per SM\n", v.name,
-                    a.numRegs, a.sharedSizeBytes, a.localSizeBytes, blocks);
-    }
+    for (const Variant& v : variants) probe_print_kernel(v.name, (const void*)v.fn, v.threads);
     for (int log2n : sizes) {
         const uint64_t n = (1ull << log2n) + (log2n == 20 ? 1234 : 0);  // 2^20 + 1234: a partial last tile
         std::vector<int32_t> hk(n), hv(n);

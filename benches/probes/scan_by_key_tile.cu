@@ -55,14 +55,7 @@ int main(int argc, char** argv) {
         {"classic_128x16", classic_kernel, Classic::BLOCK_THREADS, Classic::TILE_ITEMS},
         {"register", register_kernel, Register::BLOCK_THREADS, Register::TILE_ITEMS},
     };
-    for (const Variant& v : variants) {
-        cudaFuncAttributes a;
-        CHECK(cudaFuncGetAttributes(&a, v.kernel));
-        int blocks = 0;
-        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, v.kernel, v.threads, 0));
-        std::printf("kernel %-16s %3d registers, %5zu B static shared, %3zu B local, %d blocks per SM\n", v.name,
-                    a.numRegs, a.sharedSizeBytes, a.localSizeBytes, blocks);
-    }
+    for (const Variant& v : variants) probe_print_kernel(v.name, (const void*)v.kernel, v.threads);
     for (int log2n : sizes) {
         const uint64_t n = (1ull << log2n) + (log2n == 20 ? 1234 : 0);  // 2^20 + 1234: a partial last tile
         std::vector<double> hk(n), hv(n), ref(n);
