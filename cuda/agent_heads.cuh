@@ -75,10 +75,10 @@ template <int UPL> struct WarpUnits {
 
 // The tile of HeadsAgent<KB, V, ..., VALUED> from its tuning row (tuning.cuh: `heads` with a value column,
 // `heads_encode` without, keyed by the larger column's bytes): THREADS × IPT items, compiled for MIN_BLOCKS
-// resident blocks — 5 with values (192 × 20: 63 registers, 30.8 KB), 6 for the encodings (4-byte keys 192
-// × 32: 56 registers, 36.9 KB; 8-byte keys 192 × 16: 56 registers, 30.8 KB), no spills. The encodings stage 16-bit tile-local lengths and indices (STAGE16): 6
-// KB per warp instead of 8 let 6 blocks of 192 threads fit (probe, session 22: 128 × 32 went from 6 to 8
-// blocks per SM and 7 % faster at 2^28).
+// resident blocks — 5 with values (192 × 20: 63 registers, 30.8 KB), 6 for the encodings (4-byte keys
+// 192 × 32: 56 registers, 36.9 KB; 8-byte keys 192 × 16: 56 registers, 30.8 KB), no spills. The encodings
+// stage 16-bit tile-local lengths and indices (STAGE16): 6 KB per warp instead of 8 let 6 blocks of 192
+// threads fit (probe, session 22: 128 × 32 went from 6 to 8 blocks per SM and 7 % faster at 2^28).
 template <int KB, class V, bool VALUED> struct HeadsShape {
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
     static constexpr int MAXB = HAS_VALUES && (int)sizeof(V) > KB ? (int)sizeof(V) : KB;
@@ -337,29 +337,29 @@ struct HeadsAgent {
                 put_index(p.out_values, base + i - 1, length, p.length_bytes);
             }
         } else {
-        K* out_keys = static_cast<K*>(p.out_keys) + base;
-        for (uint32_t i = lane; i < wruns; i += 32) out_keys[i] = staged_keys[i];
-        const bool tile_first = wbase == 0;
-        if constexpr (VALUED) {
-            V* out = static_cast<V*>(p.out_values) + base;
-            for (uint32_t i = lane; i < wruns; i += 32) {
-                if (base + i == 0) continue;  // the input's first head closes no run
-                V x = staged[i];
-                if (tile_first && i == 0) x = Acc<V>::store(Op::apply(exclusive.value, Acc<V>::load(x)));
-                out[(int64_t)i - 1] = x;
+            K* out_keys = static_cast<K*>(p.out_keys) + base;
+            for (uint32_t i = lane; i < wruns; i += 32) out_keys[i] = staged_keys[i];
+            const bool tile_first = wbase == 0;
+            if constexpr (VALUED) {
+                V* out = static_cast<V*>(p.out_values) + base;
+                for (uint32_t i = lane; i < wruns; i += 32) {
+                    if (base + i == 0) continue;  // the input's first head closes no run
+                    V x = staged[i];
+                    if (tile_first && i == 0) x = Acc<V>::store(Op::apply(exclusive.value, Acc<V>::load(x)));
+                    out[(int64_t)i - 1] = x;
+                }
+            } else if constexpr (HAS_VALUES) {
+                V* out = static_cast<V*>(p.out_values) + base;
+                for (uint32_t i = lane; i < wruns; i += 32) out[i] = staged[i];
+            } else {
+                const bool ends = p.mode == RUNS_ENDS;
+                for (uint32_t i = lane; i < wruns; i += 32) {
+                    if (base + i == 0) continue;
+                    const uint32_t x = staged[i];
+                    const uint64_t y = ends ? start + x : (tile_first && i == 0) ? start + x - exclusive.value : x;
+                    put_index(p.out_values, base + i - 1, y, p.length_bytes);
+                }
             }
-        } else if constexpr (HAS_VALUES) {
-            V* out = static_cast<V*>(p.out_values) + base;
-            for (uint32_t i = lane; i < wruns; i += 32) out[i] = staged[i];
-        } else {
-            const bool ends = p.mode == RUNS_ENDS;
-            for (uint32_t i = lane; i < wruns; i += 32) {
-                if (base + i == 0) continue;
-                const uint32_t x = staged[i];
-                const uint64_t y = ends ? start + x : (tile_first && i == 0) ? start + x - exclusive.value : x;
-                put_index(p.out_values, base + i - 1, y, p.length_bytes);
-            }
-        }
         }
         // The last tile closes the input's last run and writes the run count.
         if (threadIdx.x == 0 && start + valid == p.n) {
