@@ -2,11 +2,30 @@
 //! pass (see `cuda/agent_runs.cuh`).
 use crate::element::Element;
 use crate::error::Result;
-use crate::kernels::{self, Algo};
+use crate::kernels::{self, Algo, Kernel};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
 use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type, positional_kernel};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use std::sync::Arc;
+
+/// The classic kernel of an encoding (`mode`) of keys of `key_bytes` and its tuning row. Every encoding
+/// takes the register tile whose run heads write every output where one is compiled
+/// (`cuda/agent_heads.cuh`: 4- and 8-byte keys), other key sizes the run agent; small inputs take the run
+/// agent's small-grid kernel either way (`small_grid_tiles` in runs.rs). H200, runs of mean 4, at 2^22 /
+/// 2^24 / 2^28 (benches/NOTES.md): i32 RLE 16.9 / 47.0 / 530.4 µs against the run agent's 22.1 / 54.6 /
+/// 661.6 (probe `benches/probes/runs_tile.cu`, session 22); i32 non-trivial runs 19.0 / 44.9 / 498.9
+/// against 21.2 / 52.0 / 622.2, f64 RLE 25.2 / 69.5 / 897.7 against 26.8 / 73.9 / 968.7, f64 non-trivial
+/// runs 24.2 / 65.9 / 861.7 against 23.8 / 68.4 / 879.5 (probe `benches/probes/encode_tile.cu`, session 23).
+pub(crate) fn encode_kernel(key_bytes: usize, mode: RunsMode) -> Result<(Kernel, Algo)> {
+    let heads = match mode {
+        RunsMode::NonTrivial => kernels::heads_non_trivial_kernel(key_bytes),
+        _ => kernels::heads_runs_kernel(key_bytes, 0),
+    };
+    Ok(match heads {
+        Some(kernel) => (kernel, Algo::HeadsEncode),
+        None => (positional_kernel(key_bytes, 0)?, Algo::Encode),
+    })
+}
 
 impl Workspace {
     /// One encoding launch: `first`/`second` get (run value, length or end) or (offset, length).
@@ -51,22 +70,7 @@ impl Workspace {
         )?;
         // Every encoding has a persistent kernel (the mode picks the outputs).
         let pipe_kernel = kernels::pipe_runs_kernel(size_of::<T>(), 0);
-        // Every encoding takes the register tile whose run heads write every output where one is compiled
-        // (`cuda/agent_heads.cuh`: 4- and 8-byte keys), other key sizes the run agent. Small inputs take
-        // the run agent's small-grid kernel either way (`small_grid_tiles` in runs.rs). H200, runs of mean
-        // 4, at 2^22 / 2^24 / 2^28 (benches/NOTES.md): i32 RLE 16.9 / 47.0 / 530.4 µs against the run
-        // agent's 22.1 / 54.6 / 661.6 (probe `benches/probes/runs_tile.cu`, session 22); i32 non-trivial
-        // runs 19.0 / 44.9 / 498.9 against 21.2 / 52.0 / 622.2, f64 RLE 25.2 / 69.5 / 897.7 against 26.8 /
-        // 73.9 / 968.7, f64 non-trivial runs 24.2 / 65.9 / 861.7 against 23.8 / 68.4 / 879.5 (probe
-        // `benches/probes/encode_tile.cu`, session 23).
-        let heads = match mode {
-            RunsMode::NonTrivial => kernels::heads_non_trivial_kernel(size_of::<T>()),
-            _ => kernels::heads_runs_kernel(size_of::<T>(), 0),
-        };
-        let (kernel, algo) = match heads {
-            Some(kernel) => (kernel, Algo::HeadsEncode),
-            None => (positional_kernel(size_of::<T>(), 0)?, Algo::Encode),
-        };
+        let (kernel, algo) = encode_kernel(size_of::<T>(), mode)?;
         let job = RunsJob {
             kernel,
             small_kernel: kernels::runs_small_kernel(size_of::<T>()),

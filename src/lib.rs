@@ -190,8 +190,8 @@ pub mod __private {
     }
     /// The largest inputs (items) of the classic encodings of keys of `key_bytes` bytes that take the
     /// small-grid kernel (counted in the register tile's tiles where the key size has one, which all
-    /// three encodings take; in the run agent's elsewhere).
-    pub fn encode_small_grid_items(key_bytes: usize) -> usize {
+    /// three encodings take; in the run agent's elsewhere); `None` for a size without encodings.
+    pub fn encode_small_grid_items(key_bytes: usize) -> Option<usize> {
         crate::runs::encode_small_grid_items(key_bytes)
     }
     /// Items per tile of the scan of an element type of `bytes` bytes.

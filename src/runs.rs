@@ -359,16 +359,17 @@ const fn small_grid_tiles(algo: Algo) -> usize {
 }
 
 /// The largest inputs (in items) of the encodings of keys of `key_bytes` that take the small-grid kernel,
-/// counted in the tiles they run on otherwise: the register tile's `heads_encode` row where the key size
-/// has one (every encoding then takes it), the run agent's `encode` row elsewhere. For tests.
-pub(crate) fn encode_small_grid_items(key_bytes: usize) -> usize {
-    // One flag for all three encodings: encode.rs takes the register tile for each where it is compiled.
-    debug_assert_eq!(
-        kernels::heads_runs_kernel(key_bytes, 0).is_some(),
-        kernels::heads_non_trivial_kernel(key_bytes).is_some()
+/// counted in the tiles of the kernel they take otherwise (`encode::encode_kernel`: the three encodings
+/// share it, so they share the threshold). For tests; `None` for a key size without encodings.
+pub(crate) fn encode_small_grid_items(key_bytes: usize) -> Option<usize> {
+    let (_, algo) = crate::encode::encode_kernel(key_bytes, RunsMode::Encode).ok()?;
+    debug_assert!(
+        [RunsMode::Ends, RunsMode::NonTrivial]
+            .iter()
+            .all(|&m| crate::encode::encode_kernel(key_bytes, m).is_ok_and(|(_, a)| a == algo)),
+        "the encodings of one key size take kernels of one tile"
     );
-    let algo = if kernels::heads_runs_kernel(key_bytes, 0).is_some() { Algo::HeadsEncode } else { Algo::Encode };
-    small_grid_tiles(algo) * kernels::tuning(algo, key_bytes).tile_items(key_bytes)
+    Some(small_grid_tiles(algo) * kernels::tuning(algo, key_bytes).tile_items(key_bytes))
 }
 
 /// Whether [`Engine::Auto`](crate::Engine) may take the persistent kernel of a run-based launch (from the

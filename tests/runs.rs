@@ -512,7 +512,8 @@ fn encodings_on_both_sides_of_the_small_grid_threshold() {
         let tile = encode_tile::<K>();
         // check_encodings runs all three encodings, which share the threshold.
         {
-            let threshold = lookback::__private::encode_small_grid_items(size_of::<K>());
+            let threshold =
+                lookback::__private::encode_small_grid_items(size_of::<K>()).expect("encodings of the key size");
             for (i, (n, shape)) in [
                 (threshold, Shape::Geometric(4.0)),
                 (threshold + 1, Shape::StraddleRuns),
