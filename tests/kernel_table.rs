@@ -102,3 +102,23 @@ fn every_persistent_kernel_launches_with_its_compiled_block() {
         );
     }
 }
+
+/// The encodings of every key size have one small-grid threshold, counted in the tiles of the kernel
+/// they take above it: 256 register tiles (`cuda/agent_heads.cuh`) for 4- and 8-byte keys, 1024 run-agent
+/// tiles otherwise (`small_grid_tiles` in src/runs.rs). Host only: it reads the generated tables (and, in
+/// debug builds, checks that all three encodings of a size take kernels of one tile).
+#[test]
+fn encodings_share_one_small_grid_threshold_per_key_size() {
+    for key_bytes in [1, 2, 4, 8] {
+        let threshold = lookback::__private::encode_small_grid_items(key_bytes).expect("encodings of every key size");
+        let want = match lookback::__private::heads_tile_items(key_bytes, 0) {
+            Some(tile) => 256 * tile,
+            None => 1024 * lookback::__private::encode_tile_items(key_bytes),
+        };
+        assert_eq!(threshold, want, "{key_bytes}-byte keys");
+    }
+    assert!(
+        lookback::__private::heads_tile_items(4, 0).is_some() && lookback::__private::heads_tile_items(8, 0).is_some()
+    );
+    assert_eq!(lookback::__private::encode_small_grid_items(3), None);
+}
