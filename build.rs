@@ -489,6 +489,10 @@ fn key_table(g: &mut String, names: &mut Vec<String>, key_bytes: &[String], pref
 }
 
 /// `encode_small` → `EncodeSmall`: a table's algorithm name as a Rust enum variant.
+fn num(s: &str) -> usize {
+    s.trim().parse().unwrap_or_else(|_| panic!("cuda/tuning.cuh: {s:?} is not a number"))
+}
+
 fn camel(s: &str) -> String {
     s.split('_')
         .map(|w| {
@@ -721,6 +725,16 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         .unwrap();
     }
     g += "        #[allow(unreachable_patterns)]\n        _ => None,\n    }\n}\n\n";
+    // The smallest tile of any launch: classic rows hold 16 / bytes items per chunk; a persistent tile
+    // holds at least one item per 16 bytes (two 8-byte streams: keys and values).
+    let classic_min = tuning.iter().map(|r| num(&r[2]) * num(&r[3]) * (16 / num(&r[1])));
+    let pipe_min = pipe_tuning.iter().map(|r| num(&r[1]) * 32 * num(&r[2]));
+    let min_tile = classic_min.chain(pipe_min).min().expect("tuning rows");
+    writeln!(
+        g,
+        "/// Items of the smallest tile of any launch (`Workspace::reserve`), from `cuda/tuning.cuh`.\npub(crate) const MIN_TILE_ITEMS: usize = {min_tile};\n"
+    )
+    .unwrap();
     // Images
     match images {
         Some(paths) => {

@@ -136,7 +136,7 @@ struct HeadsAgent {
         uint4 warp[WARPS][WARP_UNITS];
         BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
-        uint64_t tile_id;
+        TileTicket ticket;
         bool last_open;  // non-trivial runs: the input's last item is not a head (its run is not closed)
     };
 
@@ -153,10 +153,10 @@ struct HeadsAgent {
         int wvalid;      // items of the warp
         bool full;       // a whole tile of aligned columns: moved in units
     };
-    static __device__ __forceinline__ Place place(const RunsParams& p, uint64_t tile) {
+    static __device__ __forceinline__ Place place(const RunsParams& p, const BlockTile& bt) {
         Place at;
-        at.start = tile * (uint64_t)TILE_ITEMS;
-        at.valid = (int)min((uint64_t)TILE_ITEMS, p.n - at.start);
+        at.start = bt.tile * (uint64_t)TILE_ITEMS;
+        at.valid = (int)min((uint64_t)TILE_ITEMS, bt.n - at.start);
         at.wfirst = (int)warp_id() * WARP_ITEMS;
         at.wvalid = max(0, min(WARP_ITEMS, at.valid - at.wfirst));
         // The last tile goes item by item (see agent_scan_by_key.cuh for why the test is per tile).
@@ -172,8 +172,8 @@ struct HeadsAgent {
         bool before_head;  // non-trivial runs: the item before the warp's first is a head (or there is none)
     };
     // 1. Keys (and values) in flight together, and the key before the warp's first item.
-    static __device__ __forceinline__ void load(const RunsParams& p, uint64_t tile, Loaded& in) {
-        const Place at = place(p, tile);
+    static __device__ __forceinline__ void load(const RunsParams& p, const BlockTile& bt, Loaded& in) {
+        const Place at = place(p, bt);
         const uint64_t wstart = at.start + at.wfirst;
         const K* keys = static_cast<const K*>(p.keys) + wstart;
         KeyUnits::load(keys, at.wvalid, at.full, in.ku);
@@ -194,20 +194,26 @@ struct HeadsAgent {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            s.tile_id = take_tile(lb, {p.keys, p.n * KB, TILE_ITEMS * (uint64_t)KB},
-                                  {p.values, HAS_VALUES ? p.n * VB : 0, TILE_ITEMS * (uint64_t)VB});
+            take_tile(s.ticket, lb, p.n, {p.keys, p.n * KB, TILE_ITEMS * (uint64_t)KB},
+                      {p.values, HAS_VALUES ? p.n * VB : 0, TILE_ITEMS * (uint64_t)VB});
         }
         __syncthreads();
-        const uint64_t tile = s.tile_id;
+        const BlockTile bt = block_tile(s.ticket, lb);
+        if (bt.idle(TILE_ITEMS)) return;
+        if (bt.n == 0) {  // a device count of 0: no runs
+            if (threadIdx.x == 0) *p.num_runs = 0;
+            return;
+        }
         Loaded in;
-        load(p, tile, in);
-        process(p, s, tile, in);
+        load(p, bt, in);
+        process(p, s, bt, in);
     }
 
     // Steps 2-6 of `tile` from its loaded units.
-    static __device__ __forceinline__ void process(const RunsParams& p, Storage& s, uint64_t tile, const Loaded& in) {
+    static __device__ __forceinline__ void process(const RunsParams& p, Storage& s, const BlockTile& bt, const Loaded& in) {
         const LookbackParams& lb = p.lb;
-        const Place at = place(p, tile);
+        const uint64_t tile = bt.tile, n = bt.n;
+        const Place at = place(p, bt);
         const uint64_t start = at.start;
         const int valid = at.valid, wfirst = at.wfirst, wvalid = at.wvalid;
         const uint64_t wstart = start + wfirst;
@@ -237,7 +243,7 @@ struct HeadsAgent {
             const uint32_t after_head = heads << 1 | (lane == 0 ? (uint32_t)in.before_head : up);
             seconds = ~heads & after_head & in_range;
             closes = heads & ~after_head;
-            if (mine > 0 && wfirst + first + mine == valid && start + valid == p.n)
+            if (mine > 0 && wfirst + first + mine == valid && start + valid == n)
                 s.last_open = !(heads >> (mine - 1) & 1u);
         }
         [[maybe_unused]] V v[IPT];
@@ -257,7 +263,7 @@ struct HeadsAgent {
         aggregate.count = total.count;
         if constexpr (VALUED) aggregate.value = total.value;
         else aggregate.value = total.value ? start + total.value - 1 : 0;
-        const State state{lb.status, lb.epoch};
+        const State state{bt.status, bt.epoch};
         if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, aggregate);
 
         // 4. Each head stages its key and what it writes at warp-local slots (the transposes are done: the
@@ -362,15 +368,15 @@ struct HeadsAgent {
             }
         }
         // The last tile closes the input's last run and writes the run count.
-        if (threadIdx.x == 0 && start + valid == p.n) {
+        if (threadIdx.x == 0 && start + valid == n) {
             const Pair inclusive = POp::apply(exclusive, aggregate);
             *p.num_runs = inclusive.count;
             if constexpr (NON_TRIVIAL) {
-                if (s.last_open) put_index(p.out_values, inclusive.count - 1, p.n - inclusive.value, p.length_bytes);
+                if (s.last_open) put_index(p.out_values, inclusive.count - 1, n - inclusive.value, p.length_bytes);
             } else if constexpr (VALUED) {
                 static_cast<V*>(p.out_values)[inclusive.count - 1] = Acc<V>::store(inclusive.value);
             } else if constexpr (!HAS_VALUES) {
-                put_index(p.out_values, inclusive.count - 1, p.mode == RUNS_ENDS ? p.n : p.n - inclusive.value,
+                put_index(p.out_values, inclusive.count - 1, p.mode == RUNS_ENDS ? n : n - inclusive.value,
                           p.length_bytes);
             }
         }

@@ -33,19 +33,24 @@ template <class T> struct Partition3Agent {
         uint4 tile[IO::TILE_CHUNKS];  // the loaded tile, later the staged parts
         BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
-        uint64_t tile_id;
+        TileTicket ticket;
     };
 
     static __device__ __forceinline__ void run(const Partition3Params& p) {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
-        if (threadIdx.x == 0) {
-            s.tile_id = take_tile(lb, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)});
-        }
+        if (threadIdx.x == 0) take_tile(s.ticket, lb, p.n, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)});
         __syncthreads();
-        const uint64_t tile = s.tile_id;
+        const BlockTile bt = block_tile(s.ticket, lb);
+        if (bt.idle(IO::TILE_ITEMS)) return;
+        if (bt.n == 0) {  // a device count of 0: three empty parts
+            if (threadIdx.x == 0) p.num_selected[0] = p.num_selected[1] = 0;
+            return;
+        }
+        const uint64_t n = bt.n;
+        const uint64_t tile = bt.tile;
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
-        const int valid = (int)min((uint64_t)IO::TILE_ITEMS, p.n - start);
+        const int valid = (int)min((uint64_t)IO::TILE_ITEMS, n - start);
         const T* in = static_cast<const T*>(p.in) + start;
 
         // 1. Load, and decide: bit k of m1 / m2 is this thread's item k.
@@ -72,7 +77,7 @@ template <class T> struct Partition3Agent {
         own.value = __popc(m2);
         Local totals;
         const Local before = block_exclusive_scan<POp>(own, totals, s.scan);
-        const WidePairState<Pair> state{lb.status, lb.epoch};
+        const WidePairState<Pair> state{bt.status, bt.epoch};
         Pair aggregate;
         aggregate.count = totals.count;
         aggregate.value = totals.value;
@@ -105,7 +110,7 @@ template <class T> struct Partition3Agent {
 
         // 4. Write out, striped across the block (coalesced at item width within each part).
         const Pair e = s.exclusive;
-        if (threadIdx.x == 0 && start + valid == p.n) {
+        if (threadIdx.x == 0 && start + valid == n) {
             p.num_selected[0] = e.count + t1;
             p.num_selected[1] = e.value + t2;
         }

@@ -220,7 +220,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
 
     static __device__ __forceinline__ const void* input(const Params& p) { return p.keys; }
     static __device__ __forceinline__ const void* values_input(const Params& p) { return p.values; }
-    static __device__ __forceinline__ State state(const Params& p) { return {p.lb.status, p.lb.epoch}; }
+    static __device__ __forceinline__ State state(const Params&, uint64_t* status, unsigned epoch) { return {status, epoch}; }
     static __device__ __forceinline__ A initial(const Params&) { return Op::template identity<A>(); }
     // Every mode this Work runs writes the number of runs (the scans by key override this).
     static __device__ __forceinline__ void finish(const Params& p, A total) { *p.num_runs = total.count; }
@@ -391,7 +391,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // Whether a tile is staged early (prepare_tile): EARLY, and not the input's last tile (item n-1
     // closes its run there), so a full one. Uniform over the tile.
     static __device__ __forceinline__ bool early_tile(const Params& p, uint64_t start, int valid) {
-        return EARLY && start + (uint64_t)valid != p.n;
+        return EARLY && start + (uint64_t)valid != launch_items(p.lb, p.n);
     }
 
     // Right after the tile's aggregate is published (early tiles): the warp scans its round, kept in
@@ -510,7 +510,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         // Item n-1 closes its run, if that run is non-trivial: run round_base + h - 1.
         if (last >= 0 && cur <= last - 1) {
             const uint64_t begin = cur >= 0 ? round_at + (uint64_t)cur : open_before;
-            put_index(p.out_values, round_base + h - 1, p.n - begin, p.length_bytes);
+            put_index(p.out_values, round_base + h - 1, launch_items(p.lb, p.n) - begin, p.length_bytes);
         }
         const int c_lo = __any_sync(~0u, closes_first) ? 0 : 1;
         const int c_hi = __any_sync(~0u, closes_last) ? (int)round_runs : (int)round_runs - 1;
@@ -538,7 +538,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, uint4* tile,
                                                    uint64_t start, A carry) {
             const int lane = (int)lane_id();
-            const bool last_tile = start + (uint64_t)valid == p.n;
+            const bool last_tile = start + (uint64_t)valid == launch_items(p.lb, p.n);
             K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
             const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
             bool prev_head = nt && warp_head_before<FULL, EQ>(p, slot, tile, start, valid);
@@ -598,7 +598,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                         // The last run's head: this lane's latest, or the one open before its items.
                         const uint64_t head_at =
                             r.heads ? round_at + (uint64_t)(GI * lane + 31 - __clz(r.heads)) : before.value;
-                        put_index(p.out_values, run, p.mode == RUNS_ENDS ? p.n : p.n - head_at, p.length_bytes);
+                        put_index(p.out_values, run, p.mode == RUNS_ENDS ? launch_items(p.lb, p.n) : launch_items(p.lb, p.n) - head_at, p.length_bytes);
                     }
                 }
                 __syncwarp();

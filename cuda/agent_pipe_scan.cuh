@@ -35,8 +35,8 @@ template <class T, class Op_> struct PipeScanWork : PipeWorkDefaults {
         T items[E];
     };
 
-    static __device__ __forceinline__ State state(const Params& p) {
-        return StateMaker::make(p.lb.status, p.lb.epoch);
+    static __device__ __forceinline__ State state(const Params&, uint64_t* status, unsigned epoch) {
+        return StateMaker::make(status, epoch);
     }
     static __device__ __forceinline__ A initial(const Params& p) {
         return p.exclusive ? load_seed<T>(p.seed) : Op::template identity<A>();

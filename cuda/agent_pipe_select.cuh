@@ -91,8 +91,8 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
         uint32_t masks[MW];
     };
 
-    static __device__ __forceinline__ State state(const Params& p) {
-        return State{p.lb.status, p.lb.epoch, p.in == p.out};
+    static __device__ __forceinline__ State state(const Params& p, uint64_t* status, unsigned epoch) {
+        return State{status, epoch, p.in == p.out};
     }
     static __device__ __forceinline__ bool ordered(const State& s) { return s.ordered; }
     static __device__ __forceinline__ State unordered(const State& s) { return State{s.words, s.epoch, false}; }
@@ -357,7 +357,8 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
         const uint32_t rejected = warp_valid - min(selected, warp_valid);
         const uint64_t rejected_before = start + warp_first - carry;
         if (p.mode == MODE_PARTITION_REVERSE) {  // downwards from the end: the lowest address is the last one's
-            copy_out<true>(static_cast<T*>(p.out) + (p.n - rejected_before - rejected), stage + selected, rejected);
+            copy_out<true>(static_cast<T*>(p.out) + (launch_items(p.lb, p.n) - rejected_before - rejected), stage + selected,
+                           rejected);
         } else {
             T* to = p.mode == MODE_PARTITION_SPLIT ? static_cast<T*>(p.out_rejected) + rejected_before
                                                    : static_cast<T*>(p.out) + slot.known_total + rejected_before;

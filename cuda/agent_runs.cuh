@@ -132,7 +132,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
         A slot0_value;       // reduce: the reduction of slot 0's items in this tile
-        uint64_t tile_id;
+        TileTicket ticket;
         uint32_t slot0_end;      // encodings: tile-local end of slot 0
         uint32_t first_written;  // slot 0 has a result
         uint32_t first_head;     // scans: tile-local index of the tile's first head (TILE_ITEMS: none)
@@ -168,7 +168,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
     // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
     // (tile_state.cuh).
     using State = WidePairState<Pair, VALUED && sizeof(A) == 8>;
-    static __device__ __forceinline__ State make_state(const LookbackParams& lb) { return State{lb.status, lb.epoch}; }
+    static __device__ __forceinline__ State make_state(const BlockTile& bt) { return State{bt.status, bt.epoch}; }
 
     // Sub-windows per look-back step after the first (lookback.cuh): 4 (128 tiles per round trip) for the
     // keyed kernels, 2 where 8-byte keys or values already fill the 64 registers a thread may use (with 4,
@@ -273,7 +273,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
     // Stores the staged outputs of slots 1..H (keys, unique values) and of the slots whose runs end in
     // this tile (results), striped across the block: consecutive threads, consecutive addresses.
     static __device__ __forceinline__ void store_staged(const RunsParams& p, Storage& s, uint32_t tile_runs,
-                                                        uint64_t start, int valid) {
+                                                        uint64_t start, int valid, uint64_t n) {
         const Pair exclusive = s.exclusive;
         const uint64_t base = exclusive.count;  // global slot of tile-local slot 1
         const int H = (int)tile_runs;
@@ -285,7 +285,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
             K* out = static_cast<K*>(p.out_keys) + base;
             for (int i = threadIdx.x; i < H; i += BLOCK_THREADS) out[i] = keys[i];
         }
-        if (threadIdx.x == 0 && start + valid == p.n) *p.num_runs = exclusive.count + tile_runs;
+        if (threadIdx.x == 0 && start + valid == n) *p.num_runs = exclusive.count + tile_runs;
         if constexpr (!VALUED && HAS_VALUES) {
             if (unique) {
                 V* out = static_cast<V*>(p.out_values) + base;
@@ -376,24 +376,31 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            s.tile_id = take_tile(lb, {p.keys, p.n * sizeof(K), TILE_ITEMS * sizeof(K)},
-                                  {p.values, HAS_VALUES ? p.n * sizeof(V) : 0, TILE_ITEMS * sizeof(V)});
+            take_tile(s.ticket, lb, p.n, {p.keys, p.n * sizeof(K), TILE_ITEMS * sizeof(K)},
+                      {p.values, HAS_VALUES ? p.n * sizeof(V) : 0, TILE_ITEMS * sizeof(V)});
             s.first_written = 0;
             s.first_head = TILE_ITEMS;
             s.last_written = 0;
         }
         __syncthreads();
-        const uint64_t tile = s.tile_id;
+        const BlockTile bt = block_tile(s.ticket, lb);
+        if (bt.idle(TILE_ITEMS)) return;
+        if (bt.n == 0) {  // a device count of 0: no runs (the scans by key write nothing)
+            if (threadIdx.x == 0 && p.mode != RUNS_SCAN_INCLUSIVE && p.mode != RUNS_SCAN_EXCLUSIVE) *p.num_runs = 0;
+            return;
+        }
+        const uint64_t n = bt.n;
+        const uint64_t tile = bt.tile;
         LB_TRACE(tile, 0);
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+        const int valid = (int)min((uint64_t)TILE_ITEMS, n - start);
         const bool full = valid == TILE_ITEMS;
         const K* keys = static_cast<const K*>(p.keys) + start;
         const V* values = static_cast<const V*>(p.values) + start;
 
         // 1. Load the tile, and the keys just outside it.
         if (threadIdx.x == 0) s.before_tile = start > 0 ? keys[-1] : K(0);
-        if (threadIdx.x == BLOCK_THREADS - 1) s.after_tile = start + valid < p.n ? keys[valid] : K(0);
+        if (threadIdx.x == BLOCK_THREADS - 1) s.after_tile = start + valid < n ? keys[valid] : K(0);
         auto ignore = [](auto) {};
         if (full && KeyIO::aligned(keys)) KeyIO::load_full(keys, s.keys, ignore);
         else KeyIO::load_partial(keys, valid, K(0), s.keys, ignore);
@@ -434,7 +441,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: see agent_select.cuh
         uint32_t heads = differs, tails = (differs >> 1) | (last_differs << (IPT - 1));
         if (start + first == 0) heads |= 1u;
-        if (start + valid == p.n && valid - first >= 1 && valid - first <= IPT) tails |= 1u << (valid - first - 1);
+        if (start + valid == n && valid - first >= 1 && valid - first <= IPT) tails |= 1u << (valid - first - 1);
         heads &= in_range;
         tails &= in_range;
         const uint32_t counted = (!VALUED && p.mode == RUNS_NON_TRIVIAL) ? (heads & ~tails) : heads;
@@ -455,7 +462,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         aggregate.count = tile_local.count;
         if constexpr (VALUED) aggregate.value = tile_local.value;
         else aggregate.value = tile_local.value ? start + tile_local.value - 1 : 0;
-        const State state = make_state(lb);
+        const State state = make_state(bt);
         LB_TRACE(tile, 2);
 
         if (!VALUED || p.mode == RUNS_REDUCE) {
@@ -476,7 +483,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
             }
             __syncthreads();
             LB_TRACE(tile, 4);
-            store_staged(p, s, tile_local.count, start, valid);
+            store_staged(p, s, tile_local.count, start, valid, n);
             LB_TRACE(tile, 5);
             return;
         }

@@ -31,19 +31,20 @@ template <class T, class Op> struct ScanAgent {
         BlockScanStorage<A, WARPS> scan;
         A warp_aggregates[WARPS];
         A exclusive;
-        uint64_t tile_id;
+        TileTicket ticket;
     };
 
     static __device__ __forceinline__ void run(const ScanParams& p) {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
-        if (threadIdx.x == 0) {
-            s.tile_id = take_tile(lb, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)});
-        }
+        if (threadIdx.x == 0) take_tile(s.ticket, lb, p.n, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)});
         __syncthreads();
-        const uint64_t tile = s.tile_id;
+        const BlockTile bt = block_tile(s.ticket, lb);
+        // Past the items, and an empty launch (a device count of 0): nothing to scan.
+        if (bt.idle(IO::TILE_ITEMS) || bt.n == 0) return;
+        const uint64_t tile = bt.tile;
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
-        const int valid = (int)min((uint64_t)IO::TILE_ITEMS, p.n - start);
+        const int valid = (int)min((uint64_t)IO::TILE_ITEMS, bt.n - start);
         const T* in = static_cast<const T*>(p.in) + start;
         T* out = static_cast<T*>(p.out) + start;
         const bool vector_io = valid == IO::TILE_ITEMS && IO::aligned(p.in) && IO::aligned(p.out);
@@ -63,7 +64,7 @@ template <class T, class Op> struct ScanAgent {
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) aggregate = Op::apply(aggregate, s.warp_aggregates[w]);
         const A seed = p.exclusive ? load_seed<T>(p.seed) : identity;
-        const typename State::type state = State::make(lb.status, lb.epoch);
+        const typename State::type state = State::make(bt.status, bt.epoch);
         if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile == 0 ? Op::apply(seed, aggregate) : aggregate);
 
         // 3. Each thread reduces its own consecutive items (tile order).

@@ -56,7 +56,7 @@ template <int KB, class V, class Op> struct ScanByKeyAgent {
         ValueUnit xpose[WARPS][WARP_ITEMS / 2];  // per warp: keys, then values, then results
         BlockScanStorage<Local, WARPS> scan;
         Pair exclusive;
-        uint64_t tile_id;
+        TileTicket ticket;
     };
 
     // Warp-striped unit c of lane l is the warp's unit 32c + l; lane l's own items are units l·UNITS + j.
@@ -147,13 +147,16 @@ template <int KB, class V, class Op> struct ScanByKeyAgent {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            s.tile_id = take_tile(lb, {p.keys, p.n * KB, TILE_ITEMS * (uint64_t)KB},
-                                  {p.values, p.n * sizeof(V), TILE_ITEMS * sizeof(V)});
+            take_tile(s.ticket, lb, p.n, {p.keys, p.n * KB, TILE_ITEMS * (uint64_t)KB},
+                      {p.values, p.n * sizeof(V), TILE_ITEMS * sizeof(V)});
         }
         __syncthreads();
-        const uint64_t tile = s.tile_id;
+        const BlockTile bt = block_tile(s.ticket, lb);
+        // Past the items, and an empty launch (a device count of 0): nothing to scan.
+        if (bt.idle(TILE_ITEMS) || bt.n == 0) return;
+        const uint64_t tile = bt.tile;
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+        const int valid = (int)min((uint64_t)TILE_ITEMS, bt.n - start);
         const int warp = (int)warp_id(), lane = (int)lane_id();
         const uint64_t wstart = start + (uint64_t)warp * WARP_ITEMS;  // the warp's first item
         const int wvalid = max(0, min(WARP_ITEMS, valid - warp * WARP_ITEMS));
@@ -198,7 +201,7 @@ template <int KB, class V, class Op> struct ScanByKeyAgent {
         Local total;
         const Local prefix = block_exclusive_scan<POp>(own, total, s.scan);
         const bool has_heads = total.count > 0;
-        const State state{lb.status, lb.epoch};
+        const State state{bt.status, bt.epoch};
         const Pair aggregate{total.count, total.value};
         if (threadIdx.x == 0) state.publish(tile, tile == 0 || has_heads ? STATUS_P : STATUS_A, aggregate);
 

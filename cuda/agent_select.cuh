@@ -60,7 +60,7 @@ template <class T> struct SelectAgent {
         uint4 tile[IO::TILE_CHUNKS + 1];
         BlockScanStorage<uint32_t, WARPS> scan;
         uint64_t exclusive;
-        uint64_t tile_id;
+        TileTicket ticket;
         T before_tile;  // unique: the item just before this tile
     };
 
@@ -77,14 +77,21 @@ template <class T> struct SelectAgent {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            s.tile_id = take_tile(lb, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)},
-                                  {p.flags, p.source == SOURCE_FLAGS ? p.n : 0, IO::TILE_ITEMS});
+            take_tile(s.ticket, lb, p.n, {p.in, p.n * sizeof(T), IO::TILE_ITEMS * sizeof(T)},
+                      {p.flags, p.source == SOURCE_FLAGS ? p.n : 0, IO::TILE_ITEMS});
         }
         __syncthreads();
-        const uint64_t tile = s.tile_id;
+        const BlockTile bt = block_tile(s.ticket, lb);
+        if (bt.idle(IO::TILE_ITEMS)) return;
+        if (bt.n == 0) {  // a device count of 0: an empty selection
+            if (threadIdx.x == 0 && p.mode != MODE_MASK) *p.num_selected = 0;
+            return;
+        }
+        const uint64_t n = bt.n;
+        const uint64_t tile = bt.tile;
         LB_TRACE(tile, 0);
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
-        const int valid = (int)min((uint64_t)IO::TILE_ITEMS, p.n - start);
+        const int valid = (int)min((uint64_t)IO::TILE_ITEMS, n - start);
         const T* in = static_cast<const T*>(p.in) + start;
 
         // 1. Load (every read of the input happens before the barrier; see the in-place argument).
@@ -119,8 +126,8 @@ template <class T> struct SelectAgent {
         // 3. Count, publish, look back.
         uint32_t tile_count;
         const uint32_t before_me = block_exclusive_count((uint32_t)__popc(mask), tile_count, s.scan);
-        const CountState state{lb.status, lb.epoch, in_place};  // in place: the look-back reads with acquire
-        const CountState publisher{lb.status, lb.epoch, false};  // relaxed: thread 0 fenced after the loads
+        const CountState state{bt.status, bt.epoch, in_place};  // in place: the look-back reads with acquire
+        const CountState publisher{bt.status, bt.epoch, false};  // relaxed: thread 0 fenced after the loads
         LB_TRACE(tile, 2);
         if (threadIdx.x == 0) publisher.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile_count);
         if (warp_id() == 0) {
@@ -135,7 +142,7 @@ template <class T> struct SelectAgent {
         __syncthreads();
         LB_TRACE(tile, 4);
         const uint64_t exclusive = s.exclusive;
-        if (threadIdx.x == 0 && start + valid == p.n) *p.num_selected = exclusive + tile_count;
+        if (threadIdx.x == 0 && start + valid == n) *p.num_selected = exclusive + tile_count;
         if (p.mode == MODE_COUNT) return;
 
         // 4-5. Stage the tile's output in shared memory and write it out coalesced. The items are read
@@ -144,7 +151,7 @@ template <class T> struct SelectAgent {
         //      separate paths (a uniform branch per tile) so compaction's per-item loop carries none of
         //      the partitions' work.
         if (p.mode == MODE_COMPACT) write_compacted(p, s, mask, before_me, tile_count, exclusive);
-        else write_partitioned(p, s, mask, before_me, tile_count, exclusive, start, first, valid);
+        else write_partitioned(p, s, mask, before_me, tile_count, exclusive, start, first, valid, n);
         LB_TRACE(tile, 5);
     }
 
@@ -202,7 +209,7 @@ template <class T> struct SelectAgent {
     static __device__ __forceinline__ void write_partitioned(const SelectParams& p, Storage& s, uint32_t mask,
                                                              uint32_t before_me, uint32_t tile_count,
                                                              uint64_t exclusive, uint64_t start, int first,
-                                                             int valid) {
+                                                             int valid, uint64_t n) {
         typename IO::Chunk items[Shape::CHUNKS_PER_THREAD];
         take_own_items(s, items);
         T* staged = reinterpret_cast<T*>(s.tile);
@@ -225,7 +232,7 @@ template <class T> struct SelectAgent {
                 out[exclusive + i] = staged[i];
             } else {
                 const uint64_t r = rejected_before + (uint64_t)(i - (int)tile_count);
-                if (p.mode == MODE_PARTITION_REVERSE) out[p.n - 1 - r] = staged[i];
+                if (p.mode == MODE_PARTITION_REVERSE) out[n - 1 - r] = staged[i];
                 else if (p.mode == MODE_PARTITION_SPLIT) static_cast<T*>(p.out_rejected)[r] = staged[i];
                 else out[*p.known_total + r] = staged[i];
             }

@@ -6,12 +6,13 @@
 
 namespace lookback {
 
-// The look-back workspace of one launch (see tile_state.cuh).
+// The look-back workspace of one launch (see tile_state.cuh). Nothing in it changes from launch to launch
+// of one workspace except `items` and the back-off, so a launch captured in a CUDA graph replays correctly.
 struct LookbackParams {
-    uint64_t* status;        // two status words per tile (a word or a 16-byte entry)
-    uint64_t* tile_counter;  // dynamic tile ids
-    uint64_t tile_base;      // the counter's value before this launch
-    uint32_t epoch;          // 1..=255
+    uint64_t* status;        // two status regions of 2 · status_tiles words (a word or a 16-byte entry per tile)
+    uint64_t* header;        // the launch word: round << 32 | tile ids taken (tile_state.cuh)
+    const uint64_t* items;   // null, or the item count of a call sized on the device (bounded by the params' n)
+    uint32_t status_tiles;   // tiles of one status region
     uint32_t first_poll_ns;  // back-off before the first poll of a predecessor
     uint32_t poll_ns;        // back-off between polls
     uint32_t flags;          // LB_PREFETCH_GUESS: the classic agents prefetch tile blockIdx.x (tile_state.cuh)

@@ -149,10 +149,10 @@ struct WorkHasInput<W, std::void_t<decltype(W::input(std::declval<const typename
 __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 * pow2_at_least((x + 1) / 2); }
 
 // What a Work provides (see agent_pipe_scan.cuh for the simplest one):
-//   ALGO, Params (with `in`, `n`, `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
+//   ALGO, Params (with `in`, `n` (the capacity; launch_items(p.lb, p.n) is the launch's items), `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
 //   (packed: publish / read, a tile's status and value in one load), Slot (shared state kept from reduce to scan),
 //   WRITES_RING (whether scan_tile writes the ring slot), and
-//   state(p), initial(p) (the prefix of tile 0),
+//   state(p, status, epoch) (over this launch's status words and epoch), initial(p) (the prefix of tile 0),
 //   reduce_tile(p, slot, tile_smem, start, valid) → this thread's part of the tile's aggregate,
 //   scan_tile(p, slot, tile_smem, start, valid, carry) with carry = prefix ⊕ the warp's exclusive part,
 //   finish(p, total): called once, by the block that holds the last tile, with the grand total.
@@ -237,6 +237,7 @@ template <class Work> struct PipeEngine {
         uint64_t reduced[STAGES];  // the slot's aggregate is in `aggregate` (publisher warp only)
         uint64_t staged[STAGES];   // every compute warp has reduced and staged the slot (writer warps only)
         uint64_t tile_id[STAGES];
+        uint64_t launch_word;
         A prefix[STAGES];
         A aggregate[STAGES];
         A warp_exclusive[STAGES][WARPS];  // per slot: ⊕ of the tile's warps before each warp
@@ -247,8 +248,13 @@ template <class Work> struct PipeEngine {
     static __device__ __forceinline__ void run(const Params& p) {
         extern __shared__ __align__(128) uint4 ring[];
         __shared__ Storage s;
-        const uint64_t num_tiles = (p.n + TILE_ITEMS - 1) / TILE_ITEMS;
-        const State state = Work::state(p);
+        // The launch word before this block's first take: its round is this launch's (tile_state.cuh).
+        if (threadIdx.x == 0) s.launch_word = ld_relaxed(p.lb.header);
+        __syncthreads();
+        const uint64_t word = s.launch_word;
+        clear_idle_region(p.lb, word);
+        const uint64_t num_tiles = (launch_items(p.lb, p.n) + TILE_ITEMS - 1) / TILE_ITEMS;
+        const State state = Work::state(p, ticket_status(p.lb, word), ticket_epoch(word));
         const bool by_publisher = uses_publisher(state);
         if (threadIdx.x == 0) {
             for (int i = 0; i < STAGES; ++i) {
@@ -288,15 +294,18 @@ template <class Work> struct PipeEngine {
         for (uint32_t k = 0;; ++k) {
             const int slot = k % STAGES;
             if (k >= STAGES) mbar_wait(&s.empty[slot], (k / STAGES - 1) & 1);
-            const uint64_t tile = take_tile_id(p.lb.tile_counter, p.lb.tile_base);
+            // Every block ends on one failed take: num_tiles + gridDim.x takes in all.
+            const uint64_t tile = ticket_tile(take_ticket(p.lb, num_tiles + gridDim.x));
             if (tile >= num_tiles) {
+                // An empty launch (a device count of 0) still writes its result: the Work's empty total.
+                if (tile == 0) Work::finish(p, Op::template identity<A>());
                 s.tile_id[slot] = END;
                 mbar_arrive(&s.full[slot]);
                 return;
             }
             s.tile_id[slot] = tile;
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-            const uint32_t items = (uint32_t)min((uint64_t)TILE_ITEMS, p.n - start);
+            const uint32_t items = (uint32_t)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
             // Each stream's trailing < 16 bytes of the last tile are read by the compute warps (bulk copies
             // move 16-byte multiples).
             const uint32_t key_bytes = (items * Work::ITEM_BYTES) & ~15u;
@@ -468,7 +477,7 @@ template <class Work> struct PipeEngine {
         if (tile == END) return false;
         const int w = warp_id();
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-        const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+        const int valid = (int)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
         uint4* tile_smem = ring + slot * SLOT_CHUNKS;
         typename WorkKept<Work>::type kept;
         A mine;
@@ -511,7 +520,7 @@ template <class Work> struct PipeEngine {
             mbar_wait(&s.ready[slot], (k / STAGES) & 1);
             const A prefix = s.prefix[slot];
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-            const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+            const int valid = (int)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
             Work::scan_tile(p, s.work[slot], ring + slot * SLOT_CHUNKS, start, valid,
                             Op::apply(prefix, s.warp_exclusive[slot][warp_id()]));
             if (threadIdx.x == 0 && last) Work::finish(p, Op::apply(prefix, s.aggregate[slot]));
@@ -538,7 +547,7 @@ template <class Work> struct PipeEngine {
                 mbar_wait(&s.ready[slot], parity);
                 const A prefix = s.prefix[slot];
                 const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-                const int valid = (int)min((uint64_t)TILE_ITEMS, p.n - start);
+                const int valid = (int)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
                 uint4* tile_smem = ring + slot * SLOT_CHUNKS;
                 for (int part = writer; part < WARPS; part += WRITERS)
                     Work::write_part(p, s.work[slot], tile_smem, start, valid, part,

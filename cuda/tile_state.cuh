@@ -1,11 +1,13 @@
 // Tile-status words: how a tile publishes its aggregate (A) or inclusive prefix (P), and how a successor
 // reads it. The look-back (lookback.cuh) only sees `publish` and `read`.
 //
-// Epochs. Every status word carries the epoch of the launch that wrote it (1..=255, chosen by the host,
-// never 0). A word whose epoch is not the current one reads as X ("not ready"), so a workspace can be
-// reused by the next launch without a separate initialisation launch: one kernel launch per call. Zeroed
-// memory has epoch 0 and reads as X. The host clears the words and restarts at epoch 1 after 255 launches,
-// so a word left by an older launch with the same epoch number can never be mistaken for a fresh one.
+// Epochs. Every status word carries the epoch of the launch that wrote it (1..=255, never 0). A word whose
+// epoch is not the current one reads as X ("not ready"), so a workspace can be reused by the next launch
+// without a separate initialisation launch: one kernel launch per call. Zeroed memory has epoch 0 and
+// reads as X. The epoch lives on the device, in the launch word (see "Launch word" below), so a launch
+// captured in a CUDA graph is correct however often it is replayed. Launches alternate between two status
+// regions every 255 epochs, and the first launch in a region clears the other one, so a word left by an
+// older launch with the same epoch number can never be mistaken for a fresh one.
 //
 // Invariant 1 (packed status words): a reader must never see a flag without its value. Values of at most
 // 4 bytes travel in the same 64-bit word as their flag, written and read with one single-copy-atomic
@@ -251,10 +253,71 @@ template <class A, bool ORDERED> struct StateFor<A, ORDERED, false> {
 
 // Dynamic tile ids (invariant 4): tiles are numbered in the order blocks start, not by blockIdx.x, so a
 // block only ever waits for tiles already taken by blocks that are running, whatever order the hardware
-// (or MPS, or a debugger) schedules blocks in. The counter is never reset: the host passes the value it
-// had before this launch (`base`) and advances its copy by the grid size.
-__device__ __forceinline__ uint64_t take_tile_id(uint64_t* counter, uint64_t base) {
-    return atomicAdd((unsigned long long*)counter, 1ull) - base;
+// (or MPS, or a debugger) schedules blocks in.
+//
+// Launch word (LookbackParams::header): round << 32 | ids taken so far by this launch. A block's ticket is
+// the word its atomic increment returned: the low half is its tile id, the high half the launch's round
+// (0..2·255), which gives the epoch (round % 255 + 1) and the status region (round / 255). Every launch
+// takes a number of ids it can compute on the device (`takers`: one per block for the classic agents;
+// tiles plus one per block for the persistent engine, whose every block ends on a failed take), and the
+// block that takes the last one stores the next round with no ids taken: no id of this launch is taken
+// after it, and the next launch is ordered after this one by the stream. So nothing about the counter or
+// the epoch is baked into the parameters, and a replayed launch finds the state its predecessor left.
+enum : uint32_t { EPOCHS = 255, ROUNDS = 2 * EPOCHS };
+
+__device__ __forceinline__ uint64_t take_ticket(const LookbackParams& lb, uint64_t takers) {
+    const uint64_t ticket = atomicAdd((unsigned long long*)lb.header, 1ull);
+    if ((ticket & 0xffffffffu) == takers - 1) st_relaxed(lb.header, (((ticket >> 32) + 1) % ROUNDS) << 32);
+    return ticket;
+}
+__device__ __forceinline__ uint64_t ticket_tile(uint64_t ticket) { return ticket & 0xffffffffu; }
+__device__ __forceinline__ unsigned ticket_epoch(uint64_t ticket) { return (unsigned)(ticket >> 32) % EPOCHS + 1; }
+__device__ __forceinline__ uint64_t region_words(const LookbackParams& lb) { return 2 * (uint64_t)lb.status_tiles; }
+__device__ __forceinline__ uint64_t* ticket_status(const LookbackParams& lb, uint64_t ticket) {
+    return lb.status + ((ticket >> 32) >= EPOCHS ? region_words(lb) : 0);
+}
+
+// The first launch of a region (round 0 or 255) clears the other region, last used by the launches of
+// the previous 255 rounds (all finished: stream order) and next used 255 launches later; every thread of
+// the grid stores a share. Any block, whatever its tile or role, may run it once it knows the round.
+__device__ __forceinline__ void clear_idle_region(const LookbackParams& lb, uint64_t ticket) {
+    const unsigned round = (unsigned)(ticket >> 32);
+    if (round % EPOCHS != 0) return;
+    uint4* idle = reinterpret_cast<uint4*>(lb.status + (round >= EPOCHS ? 0 : region_words(lb)));
+    const uint64_t units = region_words(lb) / 2;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < units; i += (uint64_t)gridDim.x * blockDim.x)
+        idle[i] = make_uint4(0, 0, 0, 0);
+}
+
+// The items of a launch: the host's `n` (the capacity its grid was sized for), or the count in device
+// memory when the call was sized on the device, bounded by that capacity. The count was written before
+// the launch and nothing writes it during it (the host checks it is no output), so a cached load is right.
+__device__ __forceinline__ uint64_t launch_items(const LookbackParams& lb, uint64_t n) {
+    return lb.items ? min(__ldg(lb.items), n) : n;
+}
+
+// What thread 0 of a classic block leaves in shared memory for the block: its ticket and the launch's items.
+struct TileTicket {
+    uint64_t word;
+    uint64_t items;
+};
+
+// What a block of the classic agents works on: its tile, the launch's items, and the status words and
+// epoch of the launch.
+struct BlockTile {
+    uint64_t tile;
+    uint64_t n;
+    uint64_t* status;
+    unsigned epoch;
+    // Tiles past the launch's items (a call sized on the device) take part in the launch word and the
+    // region clearing, and do nothing else.
+    __device__ __forceinline__ bool idle(uint64_t tile_items) const { return tile * tile_items >= n && tile > 0; }
+};
+
+// Every thread, after the barrier that publishes thread 0's ticket.
+__device__ __forceinline__ BlockTile block_tile(const TileTicket& t, const LookbackParams& lb) {
+    clear_idle_region(lb, t.word);
+    return BlockTile{ticket_tile(t.word), t.items, ticket_status(lb, t.word), ticket_epoch(t.word)};
 }
 
 // Dynamic ids put a round trip before a block's first load: the atomic must return before the block knows
@@ -280,15 +343,19 @@ struct TileArray {
     uint64_t tile_bytes;
 };
 
-// Thread 0's dynamic tile id (take_tile_id), with the guessed tile of each input array prefetched while
-// the atomic is in flight when the launcher asks for it (LB_PREFETCH_GUESS: not for grids that fill the
-// GPU in one wave, where it measured slower; src/launch.rs).
-__device__ __forceinline__ uint64_t take_tile(const LookbackParams& lb, const TileArray& a, const TileArray& b = {}) {
+// Thread 0 of a classic block: its ticket (one id per block) and the launch's items, with the guessed tile
+// of each input array prefetched while the atomic is in flight when the launcher asks for it
+// (LB_PREFETCH_GUESS: not for grids that fill the GPU in one wave, where it measured slower; src/launch.rs).
+// The device count, if any, is loaded before the atomic so that both round trips overlap.
+__device__ __forceinline__ void take_tile(TileTicket& out, const LookbackParams& lb, uint64_t n, const TileArray& a,
+                                          const TileArray& b = {}) {
+    const uint64_t items = launch_items(lb, n);
     if (lb.flags & LB_PREFETCH_GUESS) {
         prefetch_guessed_tile(a.data, a.bytes, a.tile_bytes);
         prefetch_guessed_tile(b.data, b.bytes, b.tile_bytes);
     }
-    return take_tile_id(lb.tile_counter, lb.tile_base);
+    out.word = take_ticket(lb, gridDim.x);
+    out.items = items;
 }
 
 }  // namespace lookback

@@ -44,6 +44,7 @@ impl Workspace {
         for s in [values.stream(), keys_out.stream(), values_out.stream(), num_runs.stream()] {
             same_context(stream, s)?;
         }
+        self.enter(stream)?;
         let (k, _k) = keys.device_ptr(stream);
         let (v, _v) = values.device_ptr(stream);
         let (ko_len, vo_len) = (keys_out.len(), values_out.len());
@@ -117,6 +118,7 @@ impl Workspace {
         let stream = keys.stream().clone();
         same_context(&stream, values.stream())?;
         same_context(&stream, output.stream())?;
+        self.enter(&stream)?;
         let (k, _k) = keys.device_ptr(&stream);
         let (v, _v) = values.device_ptr(&stream);
         let out_len = output.len();

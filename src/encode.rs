@@ -55,6 +55,7 @@ impl Workspace {
         same_context(&stream, first.stream())?;
         same_context(&stream, second.stream())?;
         same_context(&stream, num_runs.stream())?;
+        self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (first_len, second_len) = (first.len(), second.len());
         let (a, _a) = first.device_ptr_mut(&stream);

@@ -82,6 +82,16 @@ pub enum Error {
         /// The argument it overlaps.
         other: &'static str,
     },
+    /// A call inside a CUDA stream capture that the capture cannot hold; nothing was enqueued, and the
+    /// capture is still valid.
+    #[error("not capturable in a CUDA graph: {reason}")]
+    NotCapturable {
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
+    /// [`crate::Workspace::with_count`] was given an empty buffer: the count is its first `u64`.
+    #[error("the device count buffer is empty: it must hold at least one u64")]
+    EmptyCount,
     /// The buffers live on different GPUs (contexts).
     #[error("buffers belong to different CUDA contexts")]
     ContextMismatch,

@@ -2,7 +2,7 @@
 use crate::error::{Error, Result};
 use crate::kernels::{self, Kernel, PipeTuning, Tuning};
 use crate::pred::PredProgram;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, sys};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -11,9 +11,12 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LookbackParams {
     pub status: u64,
-    pub tile_counter: u64,
-    pub tile_base: u64,
-    pub epoch: u32,
+    /// The launch word: `round << 32 | tile ids taken` (`cuda/tile_state.cuh`).
+    pub header: u64,
+    /// The device count of a call sized on the device ([`Workspace::with_count`]), or 0.
+    pub items: u64,
+    /// Tiles of one status region (the workspace's capacity).
+    pub status_tiles: u32,
     pub first_poll_ns: u32,
     pub poll_ns: u32,
     /// `LB_PREFETCH_GUESS` (see [`prefetch_guess`]).
@@ -201,26 +204,44 @@ struct DeviceInfo {
     smem_optin: usize,
 }
 
-/// Epochs run 1..=EPOCHS; see `cuda/tile_state.cuh`.
-const EPOCHS: u32 = 255;
-/// Words before the status words: the tile counter and one scratch word.
+/// Words before the status words: the launch word (`cuda/tile_state.cuh`) and one scratch word.
 const HEADER: usize = 2;
 /// Status words per tile: one for the one-word formats, two for the 16-byte entries (`WideState`,
 /// `WidePairState`, 8-byte `RunsPairState` in `cuda/tile_state.cuh`).
 const STATUS_WORDS: usize = 2;
+/// Status regions: launches alternate between two every 255 epochs, and the first launch of one clears
+/// the other (`cuda/tile_state.cuh`), so no host step ever clears status words.
+const REGIONS: usize = 2;
 // The 16-byte entries must be 16-byte aligned: the status words start HEADER words into the buffer.
 const _: () = assert!(HEADER.is_multiple_of(2), "status words start 16-byte aligned");
+/// Most tiles of one launch: the launch word counts the ids a launch takes (tiles, plus one per block
+/// for the persistent engine) in 32 bits.
+const MAX_TILES: usize = 1 << 31;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
-/// Every primitive needs a small device workspace (16 bytes per tile, a tile being a few thousand
+/// Every primitive needs a small device workspace (32 bytes per tile, a tile being a few thousand
 /// items). The one-shot functions of this crate allocate one per call; keep a `Workspace` and call its
 /// methods instead to make repeated calls allocate nothing. Status words are tagged with a per-launch
-/// epoch, so a reused workspace needs no clearing launch: each call is one kernel launch.
+/// epoch that the kernels keep in the workspace's own device memory, so a reused workspace needs no
+/// clearing launch (each call is one kernel launch), and a call captured in a CUDA graph is correct
+/// however often the graph is replayed.
 ///
 /// A workspace belongs to one CUDA context. Calls through it are ordered on the stream of their input
 /// buffer; using it from two streams is safe as long as cudarc's event tracking is on (the default),
 /// which orders accesses to the workspace's buffer.
+///
+/// # CUDA graphs and sizes on the device
+/// Every `_into` call of a workspace can be captured in a CUDA graph ([`crate::graph::capture`]) and
+/// replayed any number of times with new data in the same buffers, once the workspace holds enough state
+/// ([`Workspace::reserve`], or one eager call of each size first). Inside a capture, a call that would
+/// allocate, read a count back to the host or wait on work outside the capture returns
+/// [`Error::NotCapturable`] before it enqueues anything. [`Workspace::with_count`] sizes calls from a
+/// count in device memory (such as the `num_selected` of an earlier call), so a pipeline of several
+/// primitives needs no host round trip.
+///
+/// When a workspace used in a capture grows later, it keeps its earlier state allocated until it is
+/// dropped, since a graph may still use it: drop the graphs before the workspace.
 ///
 /// # Example
 /// ```
@@ -243,11 +264,16 @@ const _: () = assert!(HEADER.is_multiple_of(2), "status words start 16-byte alig
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
-    /// `[tile counter, scratch, status × STATUS_WORDS·capacity]`, allocated on first use.
+    /// `[launch word, scratch, status × REGIONS·STATUS_WORDS·capacity]`, allocated on first use.
     buf: Option<CudaSlice<u64>>,
     capacity: usize,
-    epoch: u32,
-    tiles_taken: u64,
+    /// Earlier buffers of a workspace that was used in a stream capture: a graph may still launch with
+    /// them, so they live as long as the workspace.
+    retired: Vec<CudaSlice<u64>>,
+    /// Whether a call was captured (its buffer may be in a graph).
+    captured: bool,
+    /// The device address of the count that sizes calls inside [`Workspace::with_count`], else `None`.
+    pub(crate) device_count: Option<u64>,
     backoff: Option<Backoff>,
     engine: Engine,
     device: Option<DeviceInfo>,
@@ -282,8 +308,9 @@ impl Workspace {
             stream: stream.clone(),
             buf: None,
             capacity: 0,
-            epoch: 0,
-            tiles_taken: 0,
+            retired: Vec::new(),
+            captured: false,
+            device_count: None,
             backoff: None,
             engine: Engine::Auto,
             device: None,
@@ -386,6 +413,130 @@ impl Workspace {
         Ok(info)
     }
 
+    /// Makes sure that calls of up to `items` items need no more look-back state, whatever the primitive,
+    /// element type or engine: allocates now (on the workspace's stream) what a first call of that size
+    /// would. Do this before capturing calls in a CUDA graph, where a workspace cannot grow.
+    ///
+    /// # Errors
+    /// [`Error::NotCapturable`] inside a stream capture; [`Error::Driver`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::Workspace;
+    /// let mut ws = Workspace::new(&stream);
+    /// ws.reserve(1 << 20)?;
+    /// let held = ws.device_bytes();
+    /// assert!(held > 0);
+    /// ws.reserve(1000)?; // already enough: nothing changes
+    /// assert_eq!(ws.device_bytes(), held);
+    /// # Ok(()) }
+    /// ```
+    pub fn reserve(&mut self, items: usize) -> Result<()> {
+        let stream = self.stream.clone();
+        if is_capturing(&stream)? {
+            return Err(Error::NotCapturable { reason: "Workspace::reserve allocates: call it before the capture" });
+        }
+        let tiles = items.div_ceil(kernels::MIN_TILE_ITEMS).min(MAX_TILES);
+        if tiles > self.capacity || self.buf.is_none() {
+            self.grow(&stream, tiles)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `calls` with every call of this workspace sized on the device: a call takes as its number of
+    /// items the `u64` at `count[0]` (for example the `num_selected` an earlier call wrote), bounded by
+    /// the length of its input, which is its capacity: the grid is sized for the capacity, every buffer
+    /// is checked against it as for an ordinary call, and tiles past the device count exit at once. A
+    /// count above the capacity is taken as the capacity. The count is read on the device when each
+    /// kernel starts, so the call does not block the host and can be captured in a CUDA graph.
+    ///
+    /// `count` must be ordered before the calls on their stream (written earlier on the same stream, or
+    /// joined). It is an input of every call: it must not be one of their outputs, which the borrow
+    /// checker enforces for `count` itself.
+    ///
+    /// # Errors
+    /// [`Error::EmptyCount`] if `count` is empty; [`Error::ContextMismatch`]; whatever `calls` returns.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{Pred, ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// let input = stream.clone_htod(&[5i32, -1, 3, -2, 4])?;
+    /// let mut kept = stream.alloc_zeros::<i32>(5)?;
+    /// let mut num_kept = stream.alloc_zeros::<u64>(1)?;
+    /// ws.select_if_into(&input, &Pred::gt(0), &mut kept, &mut num_kept)?;
+    /// // Scan only the kept items, sized by the count on the device: no host round trip.
+    /// let mut sums = stream.clone_htod(&[-7i32; 5])?;
+    /// ws.with_count(&num_kept, |ws| ws.inclusive_scan_into(&kept, &mut sums, ScanOp::Sum))?;
+    /// assert_eq!(stream.clone_dtoh(&sums)?, [5, 8, 12, -7, -7]);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_count<C, R>(&mut self, count: &C, calls: impl FnOnce(&mut Workspace) -> Result<R>) -> Result<R>
+    where
+        C: DevicePtr<u64>,
+    {
+        if count.len() == 0 {
+            return Err(Error::EmptyCount);
+        }
+        self.check_context(count.stream())?;
+        // Ordered after the count's last write on the workspace's stream, and recorded as read when the
+        // calls are enqueued (cudarc's event tracking).
+        let stream = self.stream.clone();
+        let (addr, _read) = count.device_ptr(&stream);
+        /// Restores the enclosing count however `calls` ends.
+        struct Restore<'a> {
+            ws: &'a mut Workspace,
+            outer: Option<u64>,
+        }
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.ws.device_count = self.outer;
+            }
+        }
+        let outer = self.device_count.replace(addr);
+        let restore = Restore { ws: self, outer };
+        calls(restore.ws)
+    }
+
+    /// Checks a call on `stream` before it touches any buffer: the stream's context, and, inside a stream
+    /// capture, that cudarc's event tracking will not make the call wait on work outside the capture
+    /// (which would invalidate it). Returns whether `stream` is capturing (and marks the workspace as
+    /// captured).
+    pub(crate) fn enter(&mut self, stream: &CudaStream) -> Result<bool> {
+        self.check_context(stream)?;
+        let capturing = is_capturing(stream)?;
+        if capturing {
+            if stream.context().is_managing_stream_synchronization() {
+                return Err(Error::NotCapturable {
+                    reason: "cudarc's event tracking is on, and its waits on buffers used before the capture would \
+                             invalidate it: capture with lookback::graph::capture",
+                });
+            }
+            self.captured = true;
+        }
+        Ok(capturing)
+    }
+
+    /// Replaces the state with room for `tiles` tiles (at least double the old capacity). The old buffer
+    /// is kept alive if a graph may use it.
+    fn grow(&mut self, stream: &Arc<CudaStream>, tiles: usize) -> Result<()> {
+        let capacity = tiles.max(2 * self.capacity).max(64).min(MAX_TILES);
+        let buf = stream.alloc_zeros::<u64>(HEADER + REGIONS * STATUS_WORDS * capacity)?;
+        if let Some(old) = self.buf.replace(buf) {
+            if self.captured {
+                self.retired.push(old);
+            }
+        }
+        self.capacity = capacity;
+        Ok(())
+    }
+
     /// Device bytes held.
     ///
     /// # Example
@@ -403,7 +554,7 @@ impl Workspace {
     /// # Ok(()) }
     /// ```
     pub fn device_bytes(&self) -> usize {
-        self.buf.as_ref().map_or(0, |b| b.len() * 8)
+        self.buf.iter().chain(&self.retired).map(|b| b.len() * 8).sum()
     }
 
     pub(crate) fn check_context(&self, stream: &CudaStream) -> Result<()> {
@@ -437,9 +588,9 @@ impl Workspace {
     ) -> Result<()> {
         debug_assert!(tiles > 0, "empty inputs launch nothing (invariant 6)");
         self.check_context(stream)?;
-        let too_many = || Error::Unsupported { operation: "more than 2^32 - 1 tiles in one call", dtype: "any" };
+        let too_many = || Error::Unsupported { operation: "more than 2^31 tiles in one call", dtype: "any" };
         let func = kernels::function(stream.context(), kernel)?;
-        let (cfg, ids_taken, default_backoff, prefetch) = match shape {
+        let (cfg, default_backoff, prefetch) = match shape {
             Shape::Classic(tuning) => {
                 let grid = u32::try_from(tiles).map_err(|_| too_many())?;
                 let cfg = LaunchConfig {
@@ -448,7 +599,7 @@ impl Workspace {
                     shared_mem_bytes: 0,
                 };
                 let sms = self.device_info(stream)?.sms as usize;
-                (cfg, tiles as u64, tuning.backoff_for(tiles), prefetch_guess(tiles, sms))
+                (cfg, tuning.backoff_for(tiles), prefetch_guess(tiles, sms))
             }
             Shape::Persistent(pipe) => {
                 let sms = self.device_info(stream)?.sms;
@@ -461,30 +612,31 @@ impl Workspace {
                     shared_mem_bytes: ring,
                 };
                 // The persistent agent never sleeps: its look-ahead polls aggregates off the critical path.
-                (cfg, tiles as u64 + grid as u64, (0, 0), false)
+                (cfg, (0, 0), false)
             }
         };
+        let capturing = self.enter(stream)?;
+        if tiles > MAX_TILES {
+            return Err(too_many());
+        }
         if tiles > self.capacity || self.buf.is_none() {
-            let capacity = tiles.max(2 * self.capacity).max(64);
-            self.buf = Some(stream.alloc_zeros::<u64>(HEADER + STATUS_WORDS * capacity)?);
-            self.capacity = capacity;
-            self.epoch = 0;
-            self.tiles_taken = 0;
+            if capturing {
+                return Err(Error::NotCapturable {
+                    reason: "the workspace must grow: call Workspace::reserve (or one eager call of this size) before the capture",
+                });
+            }
+            self.grow(stream, tiles)?;
         }
-        let buf = self.buf.as_mut().expect("allocated above");
-        if self.epoch == EPOCHS {
-            // Words of the launch 255 calls ago carry the epoch we are about to reuse: clear them.
-            stream.memset_zeros(&mut buf.slice_mut(HEADER..HEADER + STATUS_WORDS * self.capacity))?;
-            self.epoch = 0;
-        }
-        self.epoch += 1;
         let backoff = self.backoff.unwrap_or(Backoff { first_poll_ns: default_backoff.0, poll_ns: default_backoff.1 });
+        let status_tiles = self.capacity as u32;
+        let items = self.device_count.unwrap_or(0);
+        let buf = self.buf.as_mut().expect("allocated above");
         let (base, _guard) = buf.device_ptr_mut(stream);
         let lookback = LookbackParams {
-            tile_counter: base,
             status: base + 8 * HEADER as u64,
-            tile_base: self.tiles_taken,
-            epoch: self.epoch,
+            header: base,
+            items,
+            status_tiles,
             first_poll_ns: backoff.first_poll_ns,
             poll_ns: backoff.poll_ns,
             flags: if prefetch { LB_PREFETCH_GUESS } else { 0 },
@@ -497,9 +649,14 @@ impl Workspace {
         // borrowed (with their guards) until after this launch is enqueued. A persistent launch gets the dynamic shared memory its agent
         // expects (`PipeTuning::ring_bytes`, the same table as the kernel's).
         unsafe { stream.launch_builder(&func).arg(&params).launch(cfg) }?;
-        self.tiles_taken += ids_taken;
         Ok(())
     }
+}
+
+/// Whether `stream` is capturing work into a CUDA graph.
+pub(crate) fn is_capturing(stream: &CudaStream) -> Result<bool> {
+    use sys::CUstreamCaptureStatus as Status;
+    Ok(stream.capture_status()? != Status::CU_STREAM_CAPTURE_STATUS_NONE)
 }
 
 /// `Ok` if both streams belong to the same CUDA context, else [`Error::ContextMismatch`].

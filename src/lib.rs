@@ -82,6 +82,7 @@ mod device;
 mod element;
 mod encode;
 mod error;
+pub mod graph;
 pub mod host;
 mod kernels;
 mod launch;

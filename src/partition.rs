@@ -132,6 +132,7 @@ impl Workspace {
         } else {
             check_room("output", n, output.len())?;
         }
+        self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (dst, _write) = output.device_ptr_mut(&stream);
         let (count, _count) = num_selected.device_ptr_mut(&stream);

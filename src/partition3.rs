@@ -179,6 +179,7 @@ impl Workspace {
             same_context(&stream, s)?;
         }
         let lens = (out_first.len(), out_second.len(), out_rest.len());
+        self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (a, _a) = out_first.device_ptr_mut(&stream);
         let (b, _b) = out_second.device_ptr_mut(&stream);

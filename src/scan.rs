@@ -133,6 +133,7 @@ impl Workspace {
         if n == 0 {
             return Ok(());
         }
+        self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (dst, _write) = output.device_ptr_mut(&stream);
         self.scan_raw::<T>(&stream, src, dst, n, init, op)
@@ -150,6 +151,7 @@ impl Workspace {
             return Ok(());
         }
         let stream = buf.stream().clone();
+        self.enter(&stream)?;
         let (ptr, _write) = buf.device_ptr_mut(&stream);
         self.scan_raw::<T>(&stream, ptr, ptr, n, init, op)
     }

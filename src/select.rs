@@ -276,6 +276,7 @@ impl Workspace {
         same_context(&stream, num_selected.stream())?;
         let (src, _read) = input.device_ptr(&stream);
         let (dst, _write) = output.device_ptr_mut(&stream);
+        self.enter(&stream)?;
         let (count, _count) = num_selected.device_ptr_mut(&stream);
         self.compact_raw::<T>(&stream, src, dst, count, n, source)
     }
@@ -289,7 +290,11 @@ impl Workspace {
 
     /// A one-item device buffer for counts that are read back (kept across calls).
     pub(crate) fn take_count_buffer(&mut self, stream: &Arc<CudaStream>) -> Result<CudaSlice<u64>> {
-        self.check_context(stream)?;
+        if self.enter(stream)? {
+            return Err(Error::NotCapturable {
+                reason: "this call reads its count back to the host: use the form that leaves it on the device (`_into`)",
+            });
+        }
         match self.count_buffer.take() {
             Some(b) => Ok(b),
             None => Ok(stream.alloc_zeros::<u64>(1)?),
@@ -420,6 +425,7 @@ impl Workspace {
         check_flags(input.len(), flags.len())?;
         same_context(input.stream(), flags.stream())?;
         let stream = input.stream().clone();
+        self.enter(&stream)?;
         let (f, _flags) = flags.device_ptr(&stream);
         self.compact_into(input, output, num_selected, Source::Flags(f))
     }
@@ -579,6 +585,7 @@ impl Workspace {
         check_room("mask", n, mask.len())?;
         let stream = input.stream().clone();
         same_context(&stream, mask.stream())?;
+        self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (m, _write) = mask.device_ptr_mut(&stream);
         let job = SelectJob {

@@ -53,3 +53,37 @@ fn readme_partition_and_keyed_examples() {
     split(&stream).unwrap();
     per_sensor(&stream).unwrap();
 }
+
+use lookback::{ScanOp, Workspace};
+
+fn filter_then_offsets(ctx: &std::sync::Arc<lookback::cudarc::driver::CudaContext>) -> lookback::Result<()> {
+    let stream = ctx.new_stream()?; // the legacy default stream cannot capture
+    let mut ws = Workspace::new(&stream);
+    ws.reserve(1 << 20)?; // a workspace cannot grow inside a capture
+    let mut rows = stream.alloc_zeros::<i32>(1 << 20)?;
+    let (mut kept, mut offsets) = (stream.alloc_zeros::<i32>(1 << 20)?, stream.alloc_zeros::<i32>(1 << 20)?);
+    let mut num_kept = stream.alloc_zeros::<u64>(1)?;
+    // SAFETY: nothing else uses this context while the capture runs (event tracking is off meanwhile).
+    let graph = unsafe {
+        lookback::graph::capture(&stream, |_| {
+            ws.select_if_into(&rows, &Pred::gt(0), &mut kept, &mut num_kept)?;
+            ws.with_count(&num_kept, |ws| ws.exclusive_scan_into(&kept, &mut offsets, 0, ScanOp::Sum))
+        })?
+    };
+    for value in [-1i32, 2] {
+        stream.memcpy_htod(&vec![value; 1 << 20], &mut rows)?; // a new batch of rows
+        graph.launch()?; // both calls, no host in between
+        let n = stream.clone_dtoh(&num_kept)?[0] as usize;
+        assert_eq!(n, if value > 0 { 1 << 20 } else { 0 });
+        if n > 0 {
+            assert_eq!(stream.clone_dtoh(&offsets.slice(n - 1..n))?, [2 * (n as i32 - 1)]);
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn readme_graph_example() {
+    let Some(stream) = common::gpu() else { return };
+    filter_then_offsets(stream.context()).unwrap();
+}

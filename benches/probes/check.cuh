@@ -41,15 +41,15 @@ inline std::vector<int> probe_sizes(const char* list) {
 }
 
 // The look-back parameters src/launch.rs passes for a classic grid of `tiles` tiles on `sms` SMs: the tile
-// counter and then the status words in `ws` (zeroed before each launch), epoch 1, the delays (an eighth of
+// launch word and then the status words in `ws` (zeroed before each launch: round 0, epoch 1; no second
+// region to clear, status_tiles 0), the delays (an eighth of
 // them for grids under 1024 tiles), and the guessed tile prefetched outside 2-8 waves.
 inline lookback::LookbackParams probe_lookback(uint64_t* ws, uint64_t tiles, uint64_t sms, unsigned first_poll_ns,
                                                unsigned poll_ns) {
     const bool small = tiles < 1024;
     lookback::LookbackParams lb{};
     lb.status = ws + 2;
-    lb.tile_counter = ws;
-    lb.epoch = 1;
+    lb.header = ws;
     lb.first_poll_ns = small ? first_poll_ns / 8 : first_poll_ns;
     lb.poll_ns = small ? poll_ns / 8 : poll_ns;
     lb.flags = (tiles <= 2 * sms || tiles > 8 * sms) ? lookback::LB_PREFETCH_GUESS : 0;

@@ -140,9 +140,7 @@ int main(int argc, char** argv) {
 
     LookbackParams lb{};
     lb.status = ws + 2;
-    lb.tile_counter = ws;
-    lb.tile_base = 0;
-    lb.epoch = 1;
+    lb.header = ws;  // zeroed: round 0, epoch 1
     lb.first_poll_ns = first_poll;
     lb.poll_ns = poll;
     lb.flags = prefetch ? LB_PREFETCH_GUESS : 0;

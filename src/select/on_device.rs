@@ -82,6 +82,7 @@ impl Workspace {
         check_flags(buf.len(), flags.len())?;
         same_context(buf.stream(), flags.stream())?;
         let stream = buf.stream().clone();
+        self.enter(&stream)?;
         let (f, _flags) = flags.device_ptr(&stream);
         self.compact_in_place_into(buf, Source::Flags(f), num_selected)
     }
@@ -145,6 +146,7 @@ impl Workspace {
         check_room("count", 1, count.len())?;
         let stream = input.stream().clone();
         same_context(&stream, count.stream())?;
+        self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (c, _c) = count.device_ptr_mut(&stream);
         let job = SelectJob {
@@ -175,6 +177,7 @@ impl Workspace {
         let n = buf.len();
         let stream = buf.stream().clone();
         same_context(&stream, num_selected.stream())?;
+        self.enter(&stream)?;
         let (ptr, _write) = buf.device_ptr_mut(&stream);
         let (c, _c) = num_selected.device_ptr_mut(&stream);
         self.compact_raw::<T>(&stream, ptr, ptr, c, n, source)
