@@ -526,12 +526,12 @@ impl Workspace {
     /// Replaces the state with room for `tiles` tiles (at least double the old capacity). The old buffer
     /// is kept alive if a graph may use it.
     fn grow(&mut self, stream: &Arc<CudaStream>, tiles: usize) -> Result<()> {
-        let capacity = tiles.max(2 * self.capacity).max(64).min(MAX_TILES);
+        let capacity = tiles.max(2 * self.capacity).clamp(64, MAX_TILES);
         let buf = stream.alloc_zeros::<u64>(HEADER + REGIONS * STATUS_WORDS * capacity)?;
-        if let Some(old) = self.buf.replace(buf) {
-            if self.captured {
-                self.retired.push(old);
-            }
+        if let Some(old) = self.buf.replace(buf)
+            && self.captured
+        {
+            self.retired.push(old);
         }
         self.capacity = capacity;
         Ok(())

@@ -16,6 +16,7 @@
 //! | [`run_length_encode`], [`run_end_encode`], [`non_trivial_runs`] (+ `Workspace::*_into`) | run encodings; lengths are [`RunLength`] (`u32`/`u64`); results are [`Runs`] |
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
+//! | [`Workspace::with_count`], [`graph::capture`] | sizes in device memory, and pipelines captured in a CUDA graph and replayed (see [`graph`]) |
 //! | [`Engine`] | classic look-back or, on sm_90+, the persistent warp-specialised engine (scans at 0.97 of memcpy); chosen per call by default |
 //! | [`ScanOp`] | `Sum`, `Min`, `Max` for every type; `BitAnd`, `BitOr`, `BitXor` for integers |
 //! | [`Element`] | the twelve element types: `i8`…`i64`, `u8`…`u64`, `f32`, `f64`, `f16`, `bf16` |
@@ -180,7 +181,7 @@ pub mod __private {
         crate::kernels::tuning(crate::kernels::Algo::Encode, bytes).tile_items(bytes)
     }
     /// Items per tile of the classic encodings' small-grid kernel, which takes inputs of at most 1024
-    /// [`encode_tile_items`](Self::encode_tile_items) tiles.
+    /// [`encode_tile_items`](encode_tile_items) tiles.
     pub fn encode_small_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::EncodeSmall, bytes).tile_items(bytes)
     }
