@@ -8,8 +8,8 @@
 mod common;
 
 use common::{
-    BenchElement, BoxResult, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies, check,
-    check_failed, copies_for, gbps, poison, upload_copies,
+    BenchElement, BoxResult, ElemType, Measured, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies,
+    check, check_failed, copies_for, gbps, poison, upload_copies,
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError};
 use lookback::half::f16;
@@ -31,7 +31,9 @@ usage: cargo bench --bench runs -- [OPTIONS]
   --types T,...     key (and value) types among i32,u8,f64,f16 (default i32)
   --algos A,...     among reduce_by_key_sum_run4,unique_by_key_run4,rle_run4,run_ends_run4,
                     non_trivial_runs_run4,scan_by_key_incl_sum_run4,scan_by_key_excl_sum_run4,
-                    rle_run1000 (default: all eight)
+                    rle_run1000 (default: these eight), and reduce_by_key_sum_run4_devsize
+                    (reduce_by_key_sum_run4 sized by a count on the device: Workspace::with_count;
+                    runs right after reduce_by_key_sum_run4, which it brings in)
   --csv PATH        CSV output (default bench-runs.csv; also $OUT/bench-runs.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
   --engine E        auto (default), classic or persistent (sm_90+); labels get [classic] or
@@ -52,10 +54,12 @@ enum Algo {
     ScanByKeyInclSum,
     ScanByKeyExclSum,
     RleLong,
+    ReduceByKeySumDevSize,
 }
 
 impl Algo {
-    const ALL: [Algo; 8] = [
+    /// The default rows.
+    const DEFAULT: [Algo; 8] = [
         Algo::ReduceByKeySum,
         Algo::UniqueByKey,
         Algo::Rle,
@@ -65,6 +69,8 @@ impl Algo {
         Algo::ScanByKeyExclSum,
         Algo::RleLong,
     ];
+    /// The opt-in rows `--algos` also takes.
+    const OPT_IN: [Algo; 1] = [Algo::ReduceByKeySumDevSize];
 
     fn name(self) -> &'static str {
         match self {
@@ -76,11 +82,26 @@ impl Algo {
             Algo::ScanByKeyInclSum => "scan_by_key_incl_sum_run4",
             Algo::ScanByKeyExclSum => "scan_by_key_excl_sum_run4",
             Algo::RleLong => "rle_run1000",
+            Algo::ReduceByKeySumDevSize => "reduce_by_key_sum_run4_devsize",
         }
     }
 
     fn parse(s: &str) -> Result<Algo, String> {
-        Algo::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| format!("unknown algorithm `{s}`"))
+        let mut all = Algo::DEFAULT.into_iter().chain(Algo::OPT_IN);
+        all.find(|a| a.name() == s).ok_or_else(|| format!("unknown algorithm `{s}`"))
+    }
+
+    /// The row a paired row is compared with: a `_devsize` row's host-size call.
+    fn base(self) -> Option<Algo> {
+        match self {
+            Algo::ReduceByKeySumDevSize => Some(Algo::ReduceByKeySum),
+            _ => None,
+        }
+    }
+
+    /// The row whose host result and byte count this one has: its base if it has one, else itself.
+    fn host_twin(self) -> Algo {
+        self.base().unwrap_or(self)
     }
 
     /// The keys it runs on.
@@ -93,14 +114,17 @@ impl Algo {
 
     /// Whether it reads a value per key.
     fn keyed(self) -> bool {
-        matches!(self, Algo::ReduceByKeySum | Algo::UniqueByKey | Algo::ScanByKeyInclSum | Algo::ScanByKeyExclSum)
+        matches!(
+            self.host_twin(),
+            Algo::ReduceByKeySum | Algo::UniqueByKey | Algo::ScanByKeyInclSum | Algo::ScanByKeyExclSum
+        )
     }
 
     /// The least traffic the call needs, in bytes, for `n` keys of `size` bytes (and as many values
     /// of the same size when it reads values) and `runs` runs written (the count it returns).
     fn bytes(self, n: usize, size: usize, runs: usize) -> usize {
         let length = size_of::<u32>();
-        match self {
+        match self.host_twin() {
             // Keys and values in, a key and a value per run out, and the count.
             Algo::ReduceByKeySum | Algo::UniqueByKey => 2 * n * size + runs * 2 * size + COUNT_BYTES,
             // Keys in, a value and a u32 length (or end) per run out, and the count.
@@ -109,6 +133,7 @@ impl Algo {
             Algo::NonTrivialRuns => n * size + runs * 2 * length + COUNT_BYTES,
             // Keys and values in, a value per item out.
             Algo::ScanByKeyInclSum | Algo::ScanByKeyExclSum => 3 * n * size,
+            Algo::ReduceByKeySumDevSize => unreachable!("a paired row counts its base's bytes"),
         }
     }
 }
@@ -117,7 +142,7 @@ type Args = common::Args<Algo>;
 
 /// The common flags (`--backoff` takes one value here).
 fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let args = common::parse_args(argv, CSV_NAME, &TYPES, &Algo::ALL, Algo::parse)?;
+    let args = common::parse_args(argv, CSV_NAME, &TYPES, &Algo::DEFAULT, Algo::parse)?;
     if let Some(a) = &args {
         a.single_backoff()?;
     }
@@ -316,12 +341,22 @@ struct Slot<'a, T> {
     count: &'a mut CudaSlice<u64>,
 }
 
-/// One timed call of `algo` on `n` keys. Nothing waits for the GPU.
-fn call<T: Value>(ws: &mut Workspace, algo: Algo, n: usize, s: Slot<'_, T>) -> lookback::Result<()> {
+/// One timed call of `algo` on `n` keys. Nothing waits for the GPU. `device_n` holds `n` on the device,
+/// for the `_devsize` row.
+fn call<T: Value>(
+    ws: &mut Workspace,
+    algo: Algo,
+    n: usize,
+    device_n: &CudaSlice<u64>,
+    s: Slot<'_, T>,
+) -> lookback::Result<()> {
     let (keys, first, second, count) = (s.keys, s.first, s.second, s.count);
     let values = || s.values.expect("values are made for keyed rows");
     match algo {
         Algo::ReduceByKeySum => ws.reduce_by_key_into(keys, values(), first, second, count, ScanOp::Sum),
+        Algo::ReduceByKeySumDevSize => {
+            ws.with_count(device_n, |ws| ws.reduce_by_key_into(keys, values(), first, second, count, ScanOp::Sum))
+        }
         Algo::UniqueByKey => ws.unique_by_key_into(keys, values(), first, second, count),
         Algo::Rle | Algo::RleLong => {
             ws.run_length_encode_into::<T, u32, _, _, _, _>(keys, first, &mut as_u32_mut(second, n), count)
@@ -371,6 +406,7 @@ struct ReferenceCache<T>(Option<(Algo, Want<T>)>);
 
 impl<T: Value> ReferenceCache<T> {
     fn get(&mut self, algo: Algo, keys: &[T], values: &[T]) -> BoxResult<&Want<T>> {
+        let algo = algo.host_twin();
         if self.0.as_ref().is_none_or(|(a, _)| *a != algo) {
             self.0 = None; // free the old one before making the next
             self.0 = Some((algo, reference(algo, keys, values)?));
@@ -408,6 +444,7 @@ fn reference<T: Value>(algo: Algo, keys: &[T], values: &[T]) -> BoxResult<Want<T
         }
         Algo::ScanByKeyInclSum => Want::Scan(host::inclusive_scan_by_key(keys, values, ScanOp::Sum)?),
         Algo::ScanByKeyExclSum => Want::Scan(host::exclusive_scan_by_key(keys, values, scan_init::<T>(), ScanOp::Sum)?),
+        Algo::ReduceByKeySumDevSize => unreachable!("a paired row has its base's host result"),
     })
 }
 
@@ -532,7 +569,7 @@ fn cub_call<T: Value>(algo: Algo, stream: &Arc<CudaStream>, n: usize) -> Option<
         Algo::ScanByKeyExclSum => Runner::new(fns.exclusive_scan_by_key, stream, n).map(|mut r| -> CubCall<T> {
             Box::new(move |s| r.scan_by_key(s.keys, s.values.ok_or(NO_VALUES)?, s.first, &scan_init::<T>()))
         }),
-        Algo::RunEnds => return None,
+        Algo::RunEnds | Algo::ReduceByKeySumDevSize => return None,
     })
 }
 
@@ -563,8 +600,15 @@ impl Bench {
             let seed = 0x9E37_79B9_7F4A_7C15 ^ u64::from(log2n) ^ ((data as u64) << 40);
             let mut bufs = Buffers::<T>::new(&self.stream(), data, 1 << log2n, seed, &rows)?;
             let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.keys, &mut bufs.first, report)?;
+            let mut measured = Measured::default();
             for &algo in &rows {
                 let row = self.run_row(algo, log2n, &mut bufs, memcpy_gbps)?;
+                let versus = measured.versus(algo.base());
+                measured.record(algo, &row);
+                if versus.is_some() {
+                    report.push_versus(row, versus)?;
+                    continue;
+                }
                 #[cfg(feature = "cub-baseline")]
                 {
                     let cub = self.run_cub_row(algo, log2n, &mut bufs, memcpy_gbps);
@@ -579,8 +623,10 @@ impl Bench {
 
     /// Times one row, then checks the count and outputs of its last run against the host.
     fn run_row<T: Value>(&mut self, algo: Algo, log2n: u32, bufs: &mut Buffers<T>, memcpy_gbps: f64) -> BoxResult<Row> {
-        let (ws, n) = (&mut self.ws, bufs.n);
-        let us = time_row(&mut self.timer, bufs, |slot| Ok(call(ws, algo, n, slot)?))?;
+        let n = bufs.n;
+        let device_n = self.stream().clone_htod(&[n as u64])?;
+        let ws = &mut self.ws;
+        let us = time_row(&mut self.timer, bufs, |slot| Ok(call(ws, algo, n, &device_n, slot)?))?;
         let timed = Timed { label: common::engine_label(algo.name(), self.engine), us };
         checked_row(&self.timer, timed, algo, log2n, bufs, memcpy_gbps)
     }
@@ -628,10 +674,12 @@ fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
     };
     bench.ws.set_backoff(args.single_backoff()?);
     bench.ws.set_engine(args.engine);
-    let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
+    let algos = common::paired(&args.algos, Algo::base);
+    let paired = algos.iter().any(|a| a.base().is_some());
+    let mut report = Report::create_with(&common::csv_paths(&args.csv, CSV_NAME), paired)?;
     for &ty in &args.types {
         for &log2n in &args.sizes {
-            bench.run_type(ty, log2n, &args.algos, &mut report)?;
+            bench.run_type(ty, log2n, &algos, &mut report)?;
         }
     }
     report.summary();

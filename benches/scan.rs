@@ -7,8 +7,8 @@
 mod common;
 
 use common::{
-    BenchElement, BoxResult, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies, check,
-    copies_for, gbps, poison, upload_copies,
+    BenchElement, BoxResult, ElemType, Measured, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies,
+    check, copies_for, gbps, poison, upload_copies,
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, DriverError};
 use lookback::half::f16;
@@ -23,7 +23,9 @@ usage: cargo bench --bench scan -- [OPTIONS]
   --sizes A,B,...           log2 of the item count (default 16,18,20,22,24,26,28,30)
   --types T,...             element types among i32,u8,i64,f16,f32,f64 (default i32)
   --algos A,...             among inclusive_sum,inclusive_sum_in_place,exclusive_sum,inclusive_max
-                            (default: all four)
+                            (default: these four), and inclusive_sum_devsize (inclusive_sum sized by
+                            a count on the device: Workspace::with_count; runs right after
+                            inclusive_sum, which it brings in)
   --backoff FIRST:POLL,...  also time inclusive_sum on i32 with each look-back back-off (ns),
                             labelled inclusive_sum@FIRST:POLL
   --engine E                auto (default), classic or persistent (sm_90+): the scan kernel structure;
@@ -41,11 +43,20 @@ enum Algo {
     ExclusiveSum,
     InclusiveSumInPlace,
     InclusiveMax,
+    InclusiveSumDevSize,
 }
 
 impl Algo {
     /// The default rows, in an order where rows checked against the same host result are adjacent.
-    const ALL: [Algo; 4] = [Algo::InclusiveSum, Algo::InclusiveSumInPlace, Algo::ExclusiveSum, Algo::InclusiveMax];
+    const DEFAULT: [Algo; 4] = [Algo::InclusiveSum, Algo::InclusiveSumInPlace, Algo::ExclusiveSum, Algo::InclusiveMax];
+    /// Every row `--algos` takes: the default ones and the opt-in `_devsize` row.
+    const ALL: [Algo; 5] = [
+        Algo::InclusiveSum,
+        Algo::InclusiveSumInPlace,
+        Algo::ExclusiveSum,
+        Algo::InclusiveMax,
+        Algo::InclusiveSumDevSize,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -53,6 +64,15 @@ impl Algo {
             Algo::ExclusiveSum => "exclusive_sum",
             Algo::InclusiveSumInPlace => "inclusive_sum_in_place",
             Algo::InclusiveMax => "inclusive_max",
+            Algo::InclusiveSumDevSize => "inclusive_sum_devsize",
+        }
+    }
+
+    /// The row a paired row is compared with: a `_devsize` row's host-size call.
+    fn base(self) -> Option<Algo> {
+        match self {
+            Algo::InclusiveSumDevSize => Some(Algo::InclusiveSum),
+            _ => None,
         }
     }
 
@@ -67,7 +87,7 @@ impl Algo {
     /// The host computation the output is checked against.
     fn reference(self) -> Reference {
         match self {
-            Algo::InclusiveSum | Algo::InclusiveSumInPlace => Reference::InclusiveSum,
+            Algo::InclusiveSum | Algo::InclusiveSumInPlace | Algo::InclusiveSumDevSize => Reference::InclusiveSum,
             Algo::ExclusiveSum => Reference::ExclusiveSum,
             Algo::InclusiveMax => Reference::InclusiveMax,
         }
@@ -78,7 +98,7 @@ type Args = common::Args<Algo>;
 
 /// The common flags (`--backoff` takes a list: a sweep of the inclusive sum).
 fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    common::parse_args(argv, CSV_NAME, &ElemType::ALL, &Algo::ALL, Algo::parse)
+    common::parse_args(argv, CSV_NAME, &ElemType::ALL, &Algo::DEFAULT, Algo::parse)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,18 +221,21 @@ impl<T: Sample> Buffers<T> {
     }
 }
 
-/// One timed call of `algo` from `input` into `output` (in-place scans use `output` only).
+/// One timed call of `algo` from `input` into `output` (in-place scans use `output` only). `device_n`
+/// holds the item count on the device, for the `_devsize` row.
 fn call<T: Sample>(
     ws: &mut Workspace,
     algo: Algo,
     input: &CudaSlice<T>,
     output: &mut CudaSlice<T>,
+    device_n: &CudaSlice<u64>,
 ) -> lookback::Result<()> {
     match algo {
         Algo::InclusiveSum => ws.inclusive_scan_into(input, output, ScanOp::Sum),
         Algo::ExclusiveSum => ws.exclusive_scan_into(input, output, T::ZERO, ScanOp::Sum),
         Algo::InclusiveSumInPlace => ws.inclusive_scan_in_place(output, ScanOp::Sum),
         Algo::InclusiveMax => ws.inclusive_scan_into(input, output, ScanOp::Max),
+        Algo::InclusiveSumDevSize => ws.with_count(device_n, |ws| ws.inclusive_scan_into(input, output, ScanOp::Sum)),
     }
 }
 
@@ -300,8 +323,17 @@ impl Bench {
         let seed = 0x9E37_79B9_7F4A_7C15 ^ u64::from(log2n);
         let mut bufs = Buffers::<T>::new(&self.stream(), 1 << log2n, seed)?;
         let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.inputs, &mut bufs.outputs, report)?;
+        let mut measured = Measured::default();
         for &spec in specs {
             let row = self.run_row(spec, log2n, &mut bufs, memcpy_gbps)?;
+            if spec.backoff.is_none() {
+                let versus = measured.versus(spec.algo.base());
+                measured.record(spec.algo, &row);
+                if versus.is_some() {
+                    report.push_versus(row, versus)?;
+                    continue;
+                }
+            }
             #[cfg(feature = "cub-baseline")]
             {
                 let cub = self.run_cub_row(spec, log2n, &mut bufs, memcpy_gbps);
@@ -322,9 +354,11 @@ impl Bench {
         memcpy_gbps: f64,
     ) -> BoxResult<Row> {
         let algo = spec.algo;
+        let device_n = self.stream().clone_htod(&[bufs.host.len() as u64])?;
         self.ws.set_backoff(spec.backoff);
         let ws = &mut self.ws;
-        let timed = time_row(&mut self.timer, algo, bufs, |input, output| Ok(call(ws, algo, input, output)?));
+        let timed =
+            time_row(&mut self.timer, algo, bufs, |input, output| Ok(call(ws, algo, input, output, &device_n)?));
         self.ws.set_backoff(None);
         let us = timed?;
         checked_row(&self.timer, spec.label(self.engine), algo, log2n, bufs, us, memcpy_gbps)
@@ -349,6 +383,7 @@ impl Bench {
             Algo::InclusiveSum | Algo::InclusiveSumInPlace => fns.inclusive_sum,
             Algo::ExclusiveSum => fns.exclusive_sum,
             Algo::InclusiveMax => fns.inclusive_max,
+            Algo::InclusiveSumDevSize => return None,
         };
         let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
         Some(runner.and_then(|mut runner| {
@@ -379,7 +414,8 @@ impl Bench {
 /// The rows to time for each element type: the chosen algorithms with default back-off, plus the
 /// back-off sweep on i32 (which brings i32 in even if `--types` left it out).
 fn plan(args: &Args) -> Vec<(ElemType, Vec<RowSpec>)> {
-    let defaults = || args.algos.iter().map(|&algo| RowSpec { algo, backoff: None }).collect::<Vec<_>>();
+    let algos = common::paired(&args.algos, Algo::base);
+    let defaults = || algos.iter().map(|&algo| RowSpec { algo, backoff: None }).collect::<Vec<_>>();
     let mut plan: Vec<(ElemType, Vec<RowSpec>)> = args.types.iter().map(|&t| (t, defaults())).collect();
     if !args.backoffs.is_empty() {
         let sweep = args.backoffs.iter().map(|&b| RowSpec { algo: Algo::InclusiveSum, backoff: Some(b) });
@@ -400,7 +436,8 @@ fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
         engine: args.engine,
     };
     bench.ws.set_engine(args.engine);
-    let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
+    let paired = args.algos.iter().any(|a| a.base().is_some());
+    let mut report = Report::create_with(&common::csv_paths(&args.csv, CSV_NAME), paired)?;
     for (ty, specs) in plan(args) {
         for &log2n in &args.sizes {
             bench.run_type(ty, log2n, &specs, &mut report)?;

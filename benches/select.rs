@@ -5,15 +5,17 @@
 //! Run `cargo bench --bench select -- --help` for the flags; `benches/README.md` explains the output.
 //! Without a GPU (or without kernels) it prints one line and exits 0, so `cargo bench` passes anywhere.
 
+#[path = "common/chain.rs"]
+mod chain;
 mod common;
 
 use common::{
-    BenchElement, BoxResult, ElemType, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies, check,
-    check_failed, copies_for, gbps, poison, upload_copies,
+    BenchElement, BoxResult, ElemType, Measured, MemcpyBaseline, Report, Row, Step, Timer, XorShift, alloc_copies,
+    check, check_failed, copies_for, gbps, poison, upload_copies,
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, DriverError};
 use lookback::half::f16;
-use lookback::{Pred, Workspace, host};
+use lookback::{Backoff, Pred, Workspace, host};
 use std::sync::Arc;
 
 const CSV_NAME: &str = "bench-select.csv";
@@ -29,7 +31,10 @@ usage: cargo bench --bench select -- [OPTIONS]
   --types T,...     element types among i32,u8,i64,f32,f16 (default i32)
   --algos A,...     among select_if_50,select_if_in_place_50,compound_50,compound_or_50,count_if_50,
                     select_if_1,select_flagged_50,partition_reversed_50,partition_stable_50,
-                    partition_split_50,unique_run4 (default: all eleven)
+                    partition_split_50,unique_run4 (default: these eleven), and the opt-in rows
+                    select_if_50_devsize (select_if_50 sized by a count on the device:
+                    Workspace::with_count; runs right after select_if_50, which it brings in) and
+                    chain5 (five calls chained by device counts, eager vs CUDA graph; i32 only)
   --csv PATH        CSV output (default bench-select.csv; also $OUT/bench-select.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
   --engine E        auto (default), classic or persistent (sm_90+; compaction and counting only):
@@ -53,11 +58,13 @@ enum Algo {
     PartitionStable50,
     PartitionSplit50,
     UniqueRun4,
+    SelectIf50DevSize,
+    Chain5,
 }
 
 impl Algo {
     /// The default rows, in an order where rows checked against the same host result are adjacent.
-    const ALL: [Algo; 11] = [
+    const DEFAULT: [Algo; 11] = [
         Algo::SelectIf50,
         Algo::SelectIfInPlace50,
         Algo::Compound50,
@@ -70,6 +77,8 @@ impl Algo {
         Algo::PartitionSplit50,
         Algo::UniqueRun4,
     ];
+    /// The opt-in rows `--algos` also takes.
+    const OPT_IN: [Algo; 2] = [Algo::SelectIf50DevSize, Algo::Chain5];
 
     fn name(self) -> &'static str {
         match self {
@@ -84,22 +93,34 @@ impl Algo {
             Algo::PartitionStable50 => "partition_stable_50",
             Algo::PartitionSplit50 => "partition_split_50",
             Algo::UniqueRun4 => "unique_run4",
+            Algo::SelectIf50DevSize => "select_if_50_devsize",
+            Algo::Chain5 => chain::NAME,
         }
     }
 
     fn parse(s: &str) -> Result<Algo, String> {
-        Algo::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| format!("unknown algorithm `{s}`"))
+        let mut all = Algo::DEFAULT.into_iter().chain(Algo::OPT_IN);
+        all.find(|a| a.name() == s).ok_or_else(|| format!("unknown algorithm `{s}`"))
+    }
+
+    /// The row a paired row is compared with: a `_devsize` row's host-size call.
+    fn base(self) -> Option<Algo> {
+        match self {
+            Algo::SelectIf50DevSize => Some(Algo::SelectIf50),
+            _ => None,
+        }
     }
 
     fn in_place(self) -> bool {
         self == Algo::SelectIfInPlace50
     }
 
-    /// The input it runs on.
-    fn data(self) -> Data {
+    /// The input it runs on (`None`: the chain, which has its own, in `chain.rs`).
+    fn data(self) -> Option<Data> {
         match self {
-            Algo::UniqueRun4 => Data::Runs,
-            _ => Data::Random,
+            Algo::UniqueRun4 => Some(Data::Runs),
+            Algo::Chain5 => None,
+            _ => Some(Data::Random),
         }
     }
 
@@ -108,13 +129,18 @@ impl Algo {
         match self {
             // The compound predicate selects exactly the items `lt(half)` does: checking it
             // against that result also shows it.
-            Algo::SelectIf50 | Algo::SelectIfInPlace50 | Algo::Compound50 | Algo::CompoundOr50 => Some(Reference::Lt50),
+            Algo::SelectIf50
+            | Algo::SelectIfInPlace50
+            | Algo::Compound50
+            | Algo::CompoundOr50
+            | Algo::SelectIf50DevSize => Some(Reference::Lt50),
             Algo::CountIf50 => None,
             Algo::SelectIf1 => Some(Reference::Lt1),
             Algo::SelectFlagged50 => Some(Reference::Flagged),
             Algo::PartitionReversed50 => Some(Reference::Reversed),
             Algo::PartitionStable50 | Algo::PartitionSplit50 => Some(Reference::Stable),
             Algo::UniqueRun4 => Some(Reference::Unique),
+            Algo::Chain5 => unreachable!("chain5 checks itself (chain.rs)"),
         }
     }
 
@@ -126,10 +152,12 @@ impl Algo {
             | Algo::Compound50
             | Algo::CompoundOr50
             | Algo::SelectIf1
-            | Algo::UniqueRun4 => n * size + k * size,
+            | Algo::UniqueRun4
+            | Algo::SelectIf50DevSize => n * size + k * size,
             Algo::SelectFlagged50 => n * size + n + k * size,
             Algo::PartitionReversed50 | Algo::PartitionStable50 | Algo::PartitionSplit50 => 2 * n * size,
             Algo::CountIf50 => n * size,
+            Algo::Chain5 => unreachable!("chain5 counts its own bytes (chain.rs)"),
         }
     }
 }
@@ -138,7 +166,7 @@ type Args = common::Args<Algo>;
 
 /// The common flags (`--backoff` takes one value here).
 fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let args = common::parse_args(argv, CSV_NAME, &TYPES, &Algo::ALL, Algo::parse)?;
+    let args = common::parse_args(argv, CSV_NAME, &TYPES, &Algo::DEFAULT, Algo::parse)?;
     if let Some(a) = &args {
         a.single_backoff()?;
     }
@@ -376,10 +404,20 @@ struct Slot<'a, T> {
 }
 
 /// One timed call of `algo`. Returns the count where the call returns it (and so waits for it).
-fn call<T: Value>(ws: &mut Workspace, algo: Algo, preds: &Preds<T>, s: Slot<'_, T>) -> lookback::Result<Option<usize>> {
+/// `device_n` holds the item count on the device, for the `_devsize` row.
+fn call<T: Value>(
+    ws: &mut Workspace,
+    algo: Algo,
+    preds: &Preds<T>,
+    device_n: &CudaSlice<u64>,
+    s: Slot<'_, T>,
+) -> lookback::Result<Option<usize>> {
     let (input, output, count) = (s.input, s.output, s.count);
     match algo {
         Algo::SelectIf50 => ws.select_if_into(input, &preds.half, output, count)?,
+        Algo::SelectIf50DevSize => {
+            ws.with_count(device_n, |ws| ws.select_if_into(input, &preds.half, output, count))?
+        }
         Algo::SelectIf1 => ws.select_if_into(input, &preds.one, output, count)?,
         Algo::Compound50 => ws.select_if_into(input, &preds.compound, output, count)?,
         Algo::CompoundOr50 => ws.select_if_into(input, &preds.compound_or, output, count)?,
@@ -396,6 +434,7 @@ fn call<T: Value>(ws: &mut Workspace, algo: Algo, preds: &Preds<T>, s: Slot<'_, 
             ws.partition_if_split_into(input, &preds.half, output, rejected, count)?
         }
         Algo::UniqueRun4 => ws.unique_into(input, output, count)?,
+        Algo::Chain5 => unreachable!("chain5 has its own calls (chain.rs)"),
     }
     Ok(None)
 }
@@ -523,9 +562,13 @@ fn cub_call<T: Value>(algo: Algo, stream: &Arc<CudaStream>, n: usize) -> Option<
         }),
         Algo::UniqueRun4 => Runner::new(fns.unique, stream, n)
             .map(|mut r| -> CubCall<T> { Box::new(move |s| r.unique(s.input, s.output, s.count).map(|()| None)) }),
-        Algo::Compound50 | Algo::CompoundOr50 | Algo::CountIf50 | Algo::PartitionStable50 | Algo::PartitionSplit50 => {
-            return None;
-        }
+        Algo::Compound50
+        | Algo::CompoundOr50
+        | Algo::CountIf50
+        | Algo::PartitionStable50
+        | Algo::PartitionSplit50
+        | Algo::SelectIf50DevSize
+        | Algo::Chain5 => return None,
     })
 }
 
@@ -538,6 +581,9 @@ struct Bench {
     ws: Workspace,
     memcpy: MemcpyBaseline,
     engine: lookback::Engine,
+    /// `--reps` and `--backoff`, for the chain's own workspace and timer.
+    reps: usize,
+    backoff: Option<Backoff>,
 }
 
 impl Bench {
@@ -550,15 +596,22 @@ impl Bench {
     fn run_size<T: Value>(&mut self, log2n: u32, algos: &[Algo], report: &mut Report) -> BoxResult<()> {
         let preds = Preds::<T>::new();
         for data in [Data::Random, Data::Runs] {
-            let rows: Vec<Algo> = algos.iter().copied().filter(|a| a.data() == data).collect();
+            let rows: Vec<Algo> = algos.iter().copied().filter(|a| a.data() == Some(data)).collect();
             if rows.is_empty() {
                 continue;
             }
             let seed = 0x9E37_79B9_7F4A_7C15 ^ u64::from(log2n) ^ ((data as u64) << 40);
             let mut bufs = Buffers::<T>::new(&self.stream(), data, 1 << log2n, seed, &rows)?;
             let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.inputs, &mut bufs.outputs, report)?;
+            let mut measured = Measured::default();
             for &algo in &rows {
                 let row = self.run_row(algo, log2n, &preds, &mut bufs, memcpy_gbps)?;
+                let versus = measured.versus(algo.base());
+                measured.record(algo, &row);
+                if versus.is_some() {
+                    report.push_versus(row, versus)?;
+                    continue;
+                }
                 #[cfg(feature = "cub-baseline")]
                 {
                     let cub = self.run_cub_row(algo, log2n, &preds, &mut bufs, memcpy_gbps);
@@ -580,8 +633,9 @@ impl Bench {
         bufs: &mut Buffers<T>,
         memcpy_gbps: f64,
     ) -> BoxResult<Row> {
+        let device_n = self.stream().clone_htod(&[bufs.host.len() as u64])?;
         let ws = &mut self.ws;
-        let (us, returned) = time_row(&mut self.timer, algo, bufs, |slot| Ok(call(ws, algo, preds, slot)?))?;
+        let (us, returned) = time_row(&mut self.timer, algo, bufs, |slot| Ok(call(ws, algo, preds, &device_n, slot)?))?;
         let timed = Timed { label: common::engine_label(algo.name(), self.engine), us, returned };
         checked_row(&self.timer, timed, algo, log2n, preds, bufs, memcpy_gbps)
     }
@@ -619,6 +673,12 @@ impl Bench {
             ElemType::F64 => Err(format!("{} is not among this bench's types", ty.name()).into()),
         }
     }
+
+    /// The `chain5` rows at one size (i32, its own stream, workspace and buffers).
+    fn run_chain(&mut self, log2n: u32, report: &mut Report) -> BoxResult<()> {
+        let setup = chain::Setup { log2n, reps: self.reps, backoff: self.backoff, engine: self.engine };
+        chain::run(&self.stream(), &setup, &mut self.memcpy, report)
+    }
 }
 
 fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
@@ -628,13 +688,27 @@ fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
         ws: Workspace::new(stream),
         memcpy: MemcpyBaseline::default(),
         engine: args.engine,
+        reps: args.reps,
+        backoff: args.single_backoff()?,
     };
-    bench.ws.set_backoff(args.single_backoff()?);
+    bench.ws.set_backoff(bench.backoff);
     bench.ws.set_engine(args.engine);
-    let mut report = Report::create(&common::csv_paths(&args.csv, CSV_NAME))?;
+    let algos = common::paired(&args.algos, Algo::base);
+    let chain = algos.contains(&Algo::Chain5);
+    let paired = chain || algos.iter().any(|a| a.base().is_some());
+    let mut report = Report::create_with(&common::csv_paths(&args.csv, CSV_NAME), paired)?;
     for &ty in &args.types {
         for &log2n in &args.sizes {
-            bench.run_type(ty, log2n, &args.algos, &mut report)?;
+            bench.run_type(ty, log2n, &algos, &mut report)?;
+            if chain && ty == ElemType::I32 {
+                bench.run_chain(log2n, &mut report)?;
+            }
+        }
+    }
+    // The chain is i32 only, and brings i32 in if `--types` left it out.
+    if chain && !args.types.contains(&ElemType::I32) {
+        for &log2n in &args.sizes {
+            bench.run_chain(log2n, &mut report)?;
         }
     }
     report.summary();

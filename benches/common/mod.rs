@@ -52,6 +52,9 @@ pub const CSV_HEADER: &str = "algo,type,log2n,n,median_us,gbps,vs_memcpy,memcpy_
 pub const CSV_HEADER: &str = "algo,type,log2n,n,median_us,gbps,vs_memcpy,memcpy_gbps,vs_cub";
 /// What ends a CSV line that has no `vs_cub` value.
 const CSV_NO_VS_CUB: &str = if cfg!(feature = "cub-baseline") { "," } else { "" };
+/// With paired rows (`Report::create_with`), two more columns at the very end: the median of the row's
+/// base and the row's time over it; empty on rows that have no base.
+pub const CSV_VERSUS_COLUMNS: &str = ",base_us,vs_base";
 
 // ---------------------------------------------------------------------------------------------
 // Command line
@@ -616,29 +619,121 @@ fn line(row: &Row) -> String {
     )
 }
 
+/// The row a paired row is compared with, measured just before it in the same process: a `_devsize`
+/// row's host-size row, or the eager chain with a sync after each stage (benches/README.md).
+#[derive(Clone, Debug)]
+pub struct Versus {
+    pub base: String,
+    pub base_us: f64,
+}
+
+impl Versus {
+    /// The paired row's time over its base's (< 1: the paired row is faster).
+    pub fn ratio(&self, row: &Row) -> f64 {
+        row.median_us / self.base_us
+    }
+}
+
+/// The rows of one bench in the order they run, each paired row (`base_of(row)` is `Some`) right after
+/// its base: where the base was asked for, it keeps its place and its paired rows follow it; otherwise
+/// it is added just before the first of them. A row asked for twice runs once.
+pub fn paired<A: Copy + PartialEq>(algos: &[A], base_of: impl Fn(A) -> Option<A>) -> Vec<A> {
+    let mut out = Vec::new();
+    for &a in algos {
+        if out.contains(&a) {
+            continue;
+        }
+        match base_of(a) {
+            Some(base) => {
+                if !out.contains(&base) {
+                    out.push(base);
+                }
+                out.push(a);
+            }
+            None => {
+                out.push(a);
+                for &p in algos {
+                    if base_of(p) == Some(a) && !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The medians measured so far at one (type, size), by row, for the paired rows to quote their base's.
+pub struct Measured<A>(Vec<(A, String, f64)>);
+
+impl<A> Default for Measured<A> {
+    fn default() -> Self {
+        Measured(Vec::new())
+    }
+}
+
+impl<A: Copy + PartialEq> Measured<A> {
+    pub fn record(&mut self, algo: A, row: &Row) {
+        self.0.retain(|(a, _, _)| *a != algo);
+        self.0.push((algo, row.label.clone(), row.median_us));
+    }
+
+    /// The base `base` as measured (`None` if it was not, or if `base` is `None`).
+    pub fn versus(&self, base: Option<A>) -> Option<Versus> {
+        let base = base?;
+        let (_, label, us) = self.0.iter().find(|(a, _, _)| *a == base)?;
+        Some(Versus { base: label.clone(), base_us: *us })
+    }
+}
+
 /// Prints rows, appends them to the CSV files as they come (a failed run keeps what it measured),
 /// and remembers them for the summary.
 pub struct Report {
     csv: Vec<BufWriter<File>>,
-    rows: Vec<Row>,
+    /// Whether the CSV has the paired rows' columns (`CSV_VERSUS_COLUMNS`).
+    versus: bool,
+    rows: Vec<(Row, Option<Versus>)>,
 }
 
 impl Report {
     pub fn create(paths: &[PathBuf]) -> BoxResult<Report> {
+        Report::create_with(paths, false)
+    }
+
+    /// `versus`: the run has paired rows, so the CSV gets their two columns (`CSV_VERSUS_COLUMNS`).
+    pub fn create_with(paths: &[PathBuf], versus: bool) -> BoxResult<Report> {
         let mut csv = Vec::new();
+        let extra = if versus { CSV_VERSUS_COLUMNS } else { "" };
         for p in paths {
             let file = File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
             let mut w = BufWriter::new(file);
-            writeln!(w, "{CSV_HEADER}")?;
+            writeln!(w, "{CSV_HEADER}{extra}")?;
             csv.push(w);
         }
-        Ok(Report { csv, rows: Vec::new() })
+        Ok(Report { csv, versus, rows: Vec::new() })
     }
 
     pub fn push(&mut self, row: Row) -> BoxResult<()> {
         println!("{}  (copies {})", line(&row), row.copies);
-        self.write_csv(&row, CSV_NO_VS_CUB)?;
-        self.rows.push(row);
+        self.write_csv(&row, CSV_NO_VS_CUB, None)?;
+        self.rows.push((row, None));
+        Ok(())
+    }
+
+    /// Reports a paired row with its base (`None`: as `push`): the base's median and the row's time
+    /// over it end the printed line and the CSV line.
+    pub fn push_versus(&mut self, row: Row, versus: Option<Versus>) -> BoxResult<()> {
+        let Some(v) = versus else { return self.push(row) };
+        println!(
+            "{}  (copies {})  vs {}: {:.1} us, t/base {:.3}",
+            line(&row),
+            row.copies,
+            v.base,
+            v.base_us,
+            v.ratio(&row)
+        );
+        self.write_csv(&row, CSV_NO_VS_CUB, Some(&v))?;
+        self.rows.push((row, Some(v)));
         Ok(())
     }
 
@@ -652,11 +747,11 @@ impl Report {
             Some(Ok(c)) => {
                 let ratio = c.median_us / row.median_us;
                 println!("{}  (copies {})", line(&row), row.copies);
-                self.write_csv(&row, &format!(",{ratio:.4}"))?;
+                self.write_csv(&row, &format!(",{ratio:.4}"), None)?;
                 println!("{}  lookback/cub {ratio:.3}", line(&c));
-                self.write_csv(&c, CSV_NO_VS_CUB)?;
-                self.rows.push(row);
-                self.rows.push(c);
+                self.write_csv(&c, CSV_NO_VS_CUB, None)?;
+                self.rows.push((row, None));
+                self.rows.push((c, None));
                 Ok(())
             }
             Some(Err(e)) => {
@@ -668,8 +763,14 @@ impl Report {
         }
     }
 
-    /// One CSV line; `end` is what follows the common columns.
-    fn write_csv(&mut self, row: &Row, end: &str) -> BoxResult<()> {
+    /// One CSV line; `cub` is what follows the common columns (the `vs_cub` column, if any), then the
+    /// paired rows' columns if the CSV has them.
+    fn write_csv(&mut self, row: &Row, cub: &str, versus: Option<&Versus>) -> BoxResult<()> {
+        let end = match versus {
+            _ if !self.versus => cub.to_string(),
+            Some(v) => format!("{cub},{:.3},{:.4}", v.base_us, v.ratio(row)),
+            None => format!("{cub},,"),
+        };
         for w in &mut self.csv {
             writeln!(
                 w,
@@ -689,14 +790,15 @@ impl Report {
     }
 
     pub fn summary(&self) {
-        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.log2n == SUMMARY_LOG2N).collect();
+        let rows: Vec<&(Row, Option<Versus>)> = self.rows.iter().filter(|(r, _)| r.log2n == SUMMARY_LOG2N).collect();
         if rows.is_empty() {
             return;
         }
         println!("\nsummary, n = 2^{SUMMARY_LOG2N}:");
         println!("{:<30} {:>4} {:>10} {:>8} {:>10}", "algo", "type", "us", "GB/s", "vs_memcpy");
-        for r in rows {
-            println!("{:<30} {:>4} {:>10.1} {:>8.1} {:>10.3}", r.label, r.ty, r.median_us, r.gbps, r.vs_memcpy());
+        for (r, versus) in rows {
+            let vs = versus.as_ref().map(|v| format!("  t/base {:.3}", v.ratio(r))).unwrap_or_default();
+            println!("{:<30} {:>4} {:>10.1} {:>8.1} {:>10.3}{vs}", r.label, r.ty, r.median_us, r.gbps, r.vs_memcpy());
         }
     }
 }
