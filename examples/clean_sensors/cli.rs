@@ -11,8 +11,14 @@ use std::path::PathBuf;
 /// Input: CSV `sensor_id,timestamp,value` with a header line, sorted by sensor, then time; timestamps in
 /// whole seconds since 1970; a missing reading may be empty, NA or null. Without INPUT and --generate,
 /// the shipped sample (examples/data/sensors_sample.csv, NOAA series) is cleaned.
+///
+/// With --batches N, batch mode instead: N synthetic batches of --batch-rows rows run through one GPU
+/// pipeline that is captured once as a CUDA graph and replayed per batch (each stage sized by the
+/// previous one's count on the device); it prints the time per batch, eager and replayed, and checks
+/// every batch against the host reference.
 #[derive(Debug, Parser)]
 #[command(name = "clean_sensors", version, after_help = EXAMPLES)]
+#[command(group(clap::ArgGroup::new("synthetic").args(["generate", "batches"])))]
 pub struct Args {
     /// The CSV log to clean.
     #[arg(conflicts_with = "generate")]
@@ -22,13 +28,26 @@ pub struct Args {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "50000000")]
     pub generate: Option<usize>,
 
-    /// Seed of the synthetic log (the same seed gives the same log).
-    #[arg(long, default_value_t = 1, requires = "generate")]
+    /// Seed of the synthetic log (the same seed gives the same log; with --batches, batch b has seed + b).
+    #[arg(long, default_value_t = 1, requires = "synthetic")]
     pub seed: u64,
 
-    /// Sensors in the synthetic log (default: one per 25,000 rows).
-    #[arg(long, value_name = "S", requires = "generate")]
+    /// Sensors in the synthetic log, or in each batch (default: one per 25,000 rows).
+    #[arg(long, value_name = "S", requires = "synthetic")]
     pub sensors: Option<usize>,
+
+    /// Batch mode: clean N synthetic batches with one pipeline captured as a CUDA graph and replayed per
+    /// batch; print the time per batch, eager and replayed.
+    ///
+    /// Each batch runs eagerly (a wait after each stage) and as one graph replay, and both results are
+    /// checked against the host reference. Long runs are cut into stuck ranges and counted, not
+    /// quarantined. Without a GPU (or with --host) only the host reference runs.
+    #[arg(long, value_name = "N", conflicts_with_all = ["input", "out", "quarantine", "stats"])]
+    pub batches: Option<usize>,
+
+    /// Rows of each batch in batch mode: the capacity of the device buffers, allocated once.
+    #[arg(long, value_name = "R", default_value_t = 1_000_000, requires = "batches")]
+    pub batch_rows: usize,
 
     /// Also write the synthetic log as CSV (the input format) to PATH.
     #[arg(long, value_name = "PATH", requires = "generate")]
@@ -86,7 +105,8 @@ pub struct Args {
 const EXAMPLES: &str = "Examples:
   cargo run --release --example clean_sensors
   cargo run --release --example clean_sensors -- --generate 1000000 --out clean.csv
-  cargo run --release --example clean_sensors -- readings.csv --min -40 --max 60 --stuck-run 120";
+  cargo run --release --example clean_sensors -- readings.csv --min -40 --max 60 --stuck-run 120
+  cargo run --release --example clean_sensors -- --batches 50 --batch-rows 1000000";
 
 impl Args {
     /// Checks what clap cannot: the rules must make sense together.
@@ -106,6 +126,9 @@ impl Args {
         }
         if self.generate == Some(0) {
             return bad("--generate needs at least one row".to_string());
+        }
+        if self.batches == Some(0) || self.batch_rows == 0 {
+            return bad("--batches and --batch-rows need at least one batch of one row".to_string());
         }
         if self.sensors.is_some_and(|s| s == 0 || s > MAX_SENSOR as usize - 1000) {
             return bad(format!("--sensors must be between 1 and {}", MAX_SENSOR - 1000));

@@ -40,6 +40,8 @@ pub enum AppError {
     Stage { stage: &'static str, backend: String, source: lookback::Error },
     #[error("internal accounting error (a bug): {0}")]
     Accounting(String),
+    #[error("batch {batch}, {run}: the GPU's result differs from the host reference: {what}")]
+    BatchMismatch { batch: usize, run: &'static str, what: String },
 }
 
 /// `main` returns `Result<(), AppError>`, and Rust prints the error with `Debug`: make that the message.

@@ -14,7 +14,13 @@
 //! 5. stats — per-sensor sum, min and max by `reduce_by_key`, counts by `run_length_encode`.
 //!
 //! Without a GPU the same stages run on `lookback::host`. `README.md` beside this file has the design.
+//!
+//! `--batches N --batch-rows R` is batch mode (`batches.rs`): N synthetic batches through one GPU pipeline
+//! of `Workspace::*_into` calls, each stage sized by the previous one's count on the device
+//! (`Workspace::with_count`), captured once as a CUDA graph and replayed per batch; it prints the time per
+//! batch, eager and replayed, and checks every batch against `lookback::host`.
 mod backend;
+mod batches;
 mod cli;
 mod csv_in;
 mod csv_out;
@@ -33,8 +39,10 @@ mod traffic;
 use backend::{Backend, Validity};
 use clap::Parser;
 use error::AppError;
+use lookback::cudarc::driver::CudaStream;
 use pipeline::{Config, Outcome};
 use progress::Progress;
+use std::sync::Arc;
 use std::time::Instant;
 use table::Table;
 
@@ -46,6 +54,12 @@ fn main() -> Result<(), AppError> {
         validity: Validity { lo: args.min, hi: args.max, sentinel: args.sentinel },
         stuck_run: args.stuck_run,
     };
+    if let Some(batches) = args.batches {
+        let rows = args.batch_rows;
+        let sensors = args.sensors.unwrap_or(rows / generate::ROWS_PER_SENSOR).clamp(1, rows);
+        let plan = batches::Plan { batches, rows, sensors, seed: args.seed, config };
+        return batches::run(&plan, open_gpu(&args), &progress);
+    }
 
     let start = Instant::now();
     let input = load(&args, &progress)?;
@@ -105,22 +119,29 @@ fn load(args: &cli::Args, progress: &Progress) -> Result<Table, AppError> {
     Ok(table)
 }
 
+/// GPU `--device`, or why the host path runs instead (`--host`, no driver, no kernels).
+fn open_gpu(args: &cli::Args) -> Result<Arc<CudaStream>, String> {
+    if args.host {
+        return Err("--host was given".to_string());
+    }
+    match lookback::default_stream(args.device) {
+        Ok(stream) if lookback::kernels_built() => Ok(stream),
+        Ok(_) => Err(lookback::Error::KernelsNotBuilt.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Runs the pipeline on GPU `--device` or, without one (or with `--host`), on the host path.
 fn clean(args: &cli::Args, input: &Table, config: &Config, progress: &Progress) -> Result<Outcome, AppError> {
-    let why_not = if args.host {
-        "--host was given".to_string()
-    } else {
-        match lookback::default_stream(args.device) {
-            Ok(stream) if lookback::kernels_built() => {
-                let mut gpu = gpu::GpuBackend::new(stream);
-                println!("running on {}", gpu.name());
-                // Untimed: loads the kernel modules, so stage times measure the work alone.
-                pipeline::run(&mut gpu, &pipeline::warm_up_table(), config, &Progress::new(false))?;
-                return pipeline::run(&mut gpu, input, config, progress);
-            }
-            Ok(_) => lookback::Error::KernelsNotBuilt.to_string(),
-            Err(e) => e.to_string(),
+    let why_not = match open_gpu(args) {
+        Ok(stream) => {
+            let mut gpu = gpu::GpuBackend::new(stream);
+            println!("running on {}", gpu.name());
+            // Untimed: loads the kernel modules, so stage times measure the work alone.
+            pipeline::run(&mut gpu, &pipeline::warm_up_table(), config, &Progress::new(false))?;
+            return pipeline::run(&mut gpu, input, config, progress);
         }
+        Err(why) => why,
     };
     println!("running on the host reference path (lookback::host), because: {why_not}");
     pipeline::run(&mut host::HostBackend, input, config, progress)

@@ -42,6 +42,11 @@ impl Progress {
         bar
     }
 
+    /// A bar over the batches of batch mode.
+    pub fn batches(&self, total: u64) -> ProgressBar {
+        self.bar(total, "   batches [{bar:40}] {pos}/{len} ({elapsed}, eta {eta})")
+    }
+
     /// A bar over the pipeline's stages; the message names the running one.
     pub fn stages(&self, total: u64) -> ProgressBar {
         self.bar(total, "{prefix:>10} [{bar:40}] stage {pos}/{len}: {msg} ({elapsed})")

@@ -14,6 +14,11 @@ use lookback::cudarc::driver::CudaStream;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Once};
 
+// Batch mode. `tests/clean_sensors.rs` lists the example's modules but not this one, so it is compiled
+// here, as a child of this module (a `#[path]` is relative to this file's directory).
+#[path = "batches.rs"]
+mod batches;
+
 const RULE: Validity = Validity { lo: -100.0, hi: 1000.0, sentinel: -9999.0 };
 
 /// Per sensor: rows in, invalid, duplicate, stuck, and the accepted values.
@@ -372,4 +377,122 @@ fn written_csv_reads_back_to_the_same_rows() {
     let err = crate::csv_out::write_table(&dir.join("no/such/dir.csv"), &table, &Progress::new(false)).unwrap_err();
     assert!(err.to_string().starts_with("cannot write"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A batch in which no row survives validation: every reason in turn.
+fn all_invalid(rows: usize) -> Table {
+    let bad = [f32::NAN, f32::INFINITY, RULE.sentinel, 5000.0, f32::NEG_INFINITY, -5000.0];
+    let mut t = Table::default();
+    for i in 0..rows {
+        t.push(pack(1 + (i / 400) as u32, i as i64).unwrap(), bad[i % bad.len()]);
+    }
+    t
+}
+
+/// A batch in which every row survives validation and dedup: distinct times, values in range, and runs of
+/// 20 equal values every 140 rows (sensors change every 333 rows, so the run at 1,320 is cut into a stuck
+/// piece of 12 rows and a piece of 8).
+fn all_valid(rows: usize) -> Table {
+    let mut t = Table::default();
+    for i in 0..rows {
+        let value = if (i / 20) % 7 == 3 { 42.5 } else { (i % 5) as f32 };
+        t.push(pack(10 + (i / 333) as u32, i as i64).unwrap(), value);
+    }
+    t
+}
+
+/// The batch pipeline's host reference against the loops: counts, the unique rows, stuck rows, per-sensor
+/// statistics and offsets.
+fn check_batch_reference(what: &str, table: &Table, stuck_run: u64) -> batches::BatchResult {
+    let got = batches::reference(table, &Config { validity: RULE, stuck_run }).unwrap();
+    let t = truth(table, &RULE, stuck_run as usize);
+    let c = got.counts;
+    assert_eq!(
+        (c.rows, c.nan, c.infinite, c.sentinel, c.valid, c.unique),
+        (table.len() as u64, t.nan, t.infinite, t.sentinel, t.valid, t.unique),
+        "{what}: counts"
+    );
+    // The unique rows are the accepted and the quarantined ones, in (sensor, time) order.
+    let mut unique = truth_rows(&t.accepted);
+    unique.extend(truth_rows(&t.quarantined));
+    unique.sort_unstable_by_key(|r| (r.0, r.1));
+    assert_eq!(rows(&got.unique), unique, "{what}: unique rows");
+    let stuck = got.stuck(stuck_run);
+    assert_eq!(stuck.iter().map(|r| r.len as u64).sum::<u64>(), t.stuck, "{what}: stuck rows");
+    let mut values: BTreeMap<u32, Vec<f32>> = BTreeMap::new();
+    for &(sensor, _, v) in t.accepted.iter().chain(&t.quarantined) {
+        values.entry(sensor).or_default().push(v);
+    }
+    let sensors: Vec<u32> = got.stats.iter().map(|s| s.sensor).collect();
+    assert_eq!(sensors, values.keys().copied().collect::<Vec<_>>(), "{what}: sensors");
+    let mut first = 0;
+    for ((st, v), &first_row) in got.stats.iter().zip(values.values()).zip(&got.first_row) {
+        assert_eq!((st.count, first_row), (v.len() as u64, first), "{what}: sensor {} rows", st.sensor);
+        first += st.count;
+        let min = v.iter().copied().fold(f32::INFINITY, f32::min);
+        let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        assert_eq!((st.min, st.max), (min, max), "{what}: sensor {} min, max", st.sensor);
+        // An f32 sum in any order lies within (n-1)·ε/2·Σ|x| of the exact sum.
+        let exact: f64 = v.iter().map(|&x| f64::from(x)).sum();
+        let magnitude: f64 = v.iter().map(|&x| f64::from(x).abs()).sum();
+        let tolerance = v.len() as f64 * f64::from(f32::EPSILON) * magnitude;
+        assert!((f64::from(st.sum) - exact).abs() <= tolerance, "{what}: sensor {} sum", st.sensor);
+    }
+    got
+}
+
+#[test]
+fn batch_mode_matches_the_loops_and_replays_on_the_gpu() {
+    let stuck_run = 8;
+    let (generated, _) = generate(30_000, 4, 21, &Progress::new(false));
+    // A batch of the full capacity first, then shorter ones, whose input buffers still hold earlier rows
+    // past their count; among them one where no row survives validation, one where every row survives
+    // validation and dedup, and an empty one.
+    let tables = vec![
+        generated,
+        nasty_table(20_000, 5),
+        all_invalid(5_000),
+        all_valid(3_000),
+        Table::default(),
+        nasty_table(999, 6),
+    ];
+    let want: Vec<batches::Findings> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, table)| check_batch_reference(&format!("batch {i}"), table, stuck_run).findings(stuck_run))
+        .collect();
+    assert_eq!((want[2].invalid, want[2].sensors), (5_000, 0), "nothing survives");
+    assert_eq!((want[3].invalid, want[3].duplicate, want[3].stuck_ranges), (0, 0, 21), "everything survives");
+    assert_eq!(want[4], batches::Findings::default(), "empty");
+    assert!(want[1].invalid > 0 && want[1].duplicate > 0 && want[1].stuck_ranges > 0);
+
+    let Some(stream) = gpu() else { return };
+    let config = Config { validity: RULE, stuck_run };
+    // Checks the eager run and the graph replay of every batch against the host reference (an error on any
+    // difference), with the outputs poisoned before each.
+    let measured = batches::run_gpu(&stream, 30_000, &config, tables, &Progress::new(false)).unwrap();
+    assert_eq!(measured.findings, want);
+    assert_eq!((measured.eager.len(), measured.replay.len()), (6, 6));
+}
+
+#[test]
+fn batch_check_catches_wrong_results() {
+    let want = batches::reference(&nasty_table(5_000, 7), &Config { validity: RULE, stuck_run: 8 }).unwrap();
+    assert!(want.stats.len() > 1 && !want.runs.offsets.is_empty());
+    assert_eq!(batches::compare(&want, &want), Ok(()));
+    let changed = |change: &dyn Fn(&mut batches::BatchResult)| {
+        let mut got = want.clone();
+        change(&mut got);
+        batches::compare(&got, &want)
+    };
+    // A count never written reads as the poison.
+    assert!(changed(&|r| r.counts.unique = u64::MAX).is_err());
+    assert!(changed(&|r| r.unique.key[0] ^= 1).is_err());
+    assert!(changed(&|r| r.unique.value[3] = f32::NAN).is_err());
+    assert!(changed(&|r| r.runs.lengths[0] += 1).is_err());
+    assert!(changed(&|r| r.first_row[1] += 1).is_err());
+    assert!(changed(&|r| r.stats[1].max = f32::NAN).is_err());
+    assert!(changed(&|r| r.stats[1].sum = f32::NAN).is_err());
+    // A sum in another order may differ in its last bits.
+    assert!(changed(&|r| r.stats[1].sum = f32::from_bits(r.stats[1].sum.to_bits() + 1)).is_ok());
 }
