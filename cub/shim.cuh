@@ -42,7 +42,7 @@ T host_value(const void* p) {
 }
 
 // The sum of T's scans and reductions, and its accumulator: f16 adds in f32, as lookback does
-// (cuda/types.cuh), so both compute the same sums (an f16 running sum stalls at 2048 otherwise). For the
+// (cuda/core/types.cuh), so both compute the same sums (an f16 running sum stalls at 2048 otherwise). For the
 // other types this is what CUB's *Sum entry points use.
 template <class T>
 struct Sum {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "params.cuh"
+#include "core/params.cuh"
 
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
@@ -40,7 +40,7 @@ inline std::vector<int> probe_sizes(const char* list) {
     return sizes;
 }
 
-// The look-back parameters src/launch.rs passes for a classic grid of `tiles` tiles on `sms` SMs: the tile
+// The look-back parameters src/launch/ passes for a classic grid of `tiles` tiles on `sms` SMs: the tile
 // launch word and then the status words in `ws` (zeroed before each launch: round 0, epoch 1; no second
 // region to clear, status_tiles 0), the delays (an eighth of
 // them for grids under 1024 tiles), and the guessed tile prefetched outside 2-8 waves.

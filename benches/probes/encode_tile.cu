@@ -1,11 +1,12 @@
 // Run-length encoding and non-trivial runs of i32 and f64 keys (runs of geometric length, mean 4 unless
-// asked; the benches' data): the classic run agent (cuda/agent_runs.cuh) against the register tile whose
-// run heads write every output (cuda/agent_heads.cuh) in several shapes, timed in one process with a
+// asked; the benches' data): the classic run agent (cuda/classic/runs.cuh) against the register tile whose
+// run heads write every output (cuda/classic/runs_at_heads.cuh) in several shapes, timed in one process with a
 // device-to-device copy of the keys for the ratio to memcpy.
 //
-// Why (benches/NOTES.md, session 23): the register tile took i32 RLE from 0.57 to 0.72 of memcpy at 2^28
-// (session 22), but non-trivial runs (0.56) and every 8-byte key stayed on the run agent; f64 non-trivial
-// runs were 2-4 % slower than CUB at 2^22-2^28.
+// Why (benches/log/2026-11-30-to-2026-12-02-notes.md, 2026-12-02): the register tile took i32 RLE from 0.57 to
+// 0.72 of memcpy at 2^28 (benches/data/h200-2026-12-02-s22/), but non-trivial runs (0.56) and every 8-byte
+// key stayed on the run agent; f64 non-trivial runs were 2-4 % slower than CUB at 2^22-2^28. Results of
+// this probe: benches/data/h200-2026-12-02-s23/call1-probe-encode-tile.txt.
 //
 // Every output (keys or offsets, lengths, run count) is checked against a host computation on poisoned
 // buffers, and nothing past the runs may be written.
@@ -21,7 +22,7 @@
 #include <cstring>
 #include <vector>
 
-#include "agent_heads.cuh"
+#include "classic/runs_at_heads.cuh"
 #include "check.cuh"
 
 using namespace lookback;

@@ -3,7 +3,7 @@
 // against cudaMemcpyAsync on the same bytes, timed like the benchmark (CUDA events, everything enqueued
 // behind a long memset, median of many runs, inputs rotated over 64 copies)?
 //
-// Each variant adds one stage of the classic agents (cuda/agent_scan.cuh) to a plain tile copy:
+// Each variant adds one stage of the classic agents (cuda/classic/scan.cuh) to a plain tile copy:
 //   copy        block b copies tile b (blockIdx ids; 256 threads × CPT 16-byte chunks)
 //   +atomic     tile id from a global atomic first (the agents' dynamic ids, DESIGN.md invariant 4)
 //   +prefetch   and, while the atomic is in flight, tile blockIdx.x prefetched into L2 (one bulk prefetch)
@@ -11,9 +11,10 @@
 //               every one is ready, barrier, then the store (no compute beyond a warp reduction)
 // No variant computes a prefix correctly: they bound what any kernel of this structure can reach.
 //
-// Cluster variants (sm_90 thread-block clusters, session 21): the whole grid is one cluster of ≤ 16
-// blocks, which the hardware schedules together, so tile = the block's rank in the cluster needs no atomic
-// for forward progress, and the aggregates travel through distributed shared memory instead of L2:
+// Cluster variants (sm_90 thread-block clusters, measured 2026-12-02: benches/data/h200-2026-12-02-s21/
+// call1-latency-floor-clusters.txt): the whole grid is one cluster of ≤ 16 blocks, which the hardware
+// schedules together, so tile = the block's rank in the cluster needs no atomic for forward progress, and
+// the aggregates travel through distributed shared memory instead of L2:
 //   cl_copy     the tile copy, launched as one cluster (what the cluster launch itself costs)
 //   cl_pull     reduce, aggregate into the block's own shared memory, cluster barrier, warp 0 reads the
 //               aggregates of the lower ranks remotely (ld.shared::cluster), a second barrier phase keeps

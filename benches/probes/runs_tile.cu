@@ -1,10 +1,11 @@
 // reduce_by_key and run-length encoding of i32 keys (runs of geometric length, mean 4; the benches' data):
-// the classic run agent (cuda/agent_runs.cuh: tiles staged in shared memory) against register tiles whose
-// heads write every output (cuda/agent_heads.cuh) in several shapes, timed in one process with a
+// the classic run agent (cuda/classic/runs.cuh: tiles staged in shared memory) against register tiles whose
+// heads write every output (cuda/classic/runs_at_heads.cuh) in several shapes, timed in one process with a
 // device-to-device copy of the keys for the ratio to memcpy.
 //
-// Why (benches/NOTES.md, session 22): the run agent's i32 reduce_by_key and RLE reach 0.68 and 0.57 of
-// memcpy at 2^28; its design lost 20-44 % to a register tile for the f64 scans by key (session 21).
+// Why (benches/log/2026-11-30-to-2026-12-02-notes.md, 2026-12-02): the run agent's i32 reduce_by_key and RLE
+// reach 0.68 and 0.57 of memcpy at 2^28; its design lost 20-44 % to a register tile for the f64 scans by
+// key (benches/data/h200-2026-12-02-s21/). Results of this probe: benches/data/h200-2026-12-02-s22/.
 //
 // Every output (keys, results, run count) is checked against a host computation on poisoned buffers.
 //
@@ -19,7 +20,7 @@
 #include <cstring>
 #include <vector>
 
-#include "agent_heads.cuh"
+#include "classic/runs_at_heads.cuh"
 #include "check.cuh"
 
 using namespace lookback;

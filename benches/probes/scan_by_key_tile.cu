@@ -1,15 +1,15 @@
-// Inclusive scan by key of f64 keys and values: the classic agent's tile (cuda/agent_runs.cuh: 128 threads
+// Inclusive scan by key of f64 keys and values: the classic agent's tile (cuda/classic/runs.cuh: 128 threads
 // × 16 items staged in 32 KB of shared memory) against a tile whose items stay in registers (CUB's way:
 // more, lighter warps; shared memory only for a per-warp transpose), timed in one process.
 //
-// Why (benches/NOTES.md, session 21): CUB's scan_by_key is 11 % faster at 2^24-2^28 with 224 threads × 11
-// items, 56 registers, 19.7 KB and 5 blocks per SM (35 warps) against our 24 warps; 36 % of our stall
-// samples wait on the barrier behind warp 0's look-back.
+// Why (benches/log/2026-11-30-to-2026-12-02-notes.md, 2026-12-02): CUB's scan_by_key was 11 % faster at
+// 2^24-2^28 with 224 threads × 11 items, 56 registers, 19.7 KB and 5 blocks per SM (35 warps) against our
+// 24 warps; 36 % of our stall samples wait on the barrier behind warp 0's look-back.
 //
-// The register tile is the library's (cuda/agent_scan_by_key.cuh, in its tuning row's shape). The shape
-// sweep of session 21 (256 × 10, 224 × 10, 256 × 6, 128 × 10, 192 × 14; benches/NOTES.md) ran on this
-// probe's first version, commit 89f058c, which carried its own copy of the tile with the shape as template
-// parameters.
+// The register tile is the library's (cuda/classic/scan_by_key_tile.cuh, in its tuning row's shape). The
+// shape sweep of 2026-12-02 (256 × 10, 224 × 10, 256 × 6, 128 × 10, 192 × 14; the notes log above, data in
+// benches/data/h200-2026-12-02-s21/call8-10-probe-scan-by-key-tile.txt) ran on this probe's first version,
+// commit 89f058c, which carried its own copy of the tile with the shape as template parameters.
 //
 // Build (from the crate root): nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I cuda \
 //                                   -o scan_by_key_tile benches/probes/scan_by_key_tile.cu
@@ -22,7 +22,7 @@
 #include <cstring>
 #include <vector>
 
-#include "agent_scan_by_key.cuh"
+#include "classic/scan_by_key_tile.cuh"
 #include "check.cuh"
 
 using namespace lookback;

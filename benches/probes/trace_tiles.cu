@@ -1,12 +1,12 @@
 // Per-tile timeline of a classic look-back launch (issue 6's mid sizes): when each tile's block took
 // its id, finished its loads, its block scan, its look-back, its staging and its stores. Built outside
-// the library from the same agent headers, with the LB_TRACE hook (cuda/common.cuh) recording
+// the library from the same agent headers, with the LB_TRACE hook (in cuda/core/) recording
 // %globaltimer for thread 0 of each block; the library compiles the hook out.
 //
 // Kinds: rle (run_length_encode, keys in runs of 4), nontrivial (non-trivial runs, the same keys),
 // unique (i32, runs of 4), flagged (i32, half the flags set), selectif (i32, x < 0: half the items). The encodings' keys are i32 by default;
 // -DPROBE_SELECT_BYTES=8 builds the selection kinds for i64 items (the same values). -DPROBE_KEY_BYTES=1, 2 or 8 builds the encodings for u8, f16 or f64 keys (IEEE equality, as the library passes for
-// float keys), so one binary traces one key width. Launch parameters follow src/launch.rs: back-off from cuda/tuning.cuh (an eighth below
+// float keys), so one binary traces one key width. Launch parameters follow src/plan.rs: back-off from cuda/core/tuning.cuh (an eighth below
 // 1024 tiles), the L2 prefetch of the guessed tile for grids of at most 2 or more than 8 tiles per SM.
 // Inputs rotate over copies (≥ 256 MB in all, beyond L2) as in the benches; timing with CUDA events
 // around the kernel alone (the status words are cleared by a memset before each launch, outside them).
@@ -40,8 +40,8 @@ __device__ __forceinline__ void probe_trace(uint64_t tile, int point) {
 }
 #define LB_TRACE(tile, point) probe_trace((tile), (point))
 
-#include "agent_runs.cuh"
-#include "agent_select.cuh"
+#include "classic/runs.cuh"
+#include "classic/select.cuh"
 
 using namespace lookback;
 #ifndef PROBE_KEY_BYTES
@@ -58,7 +58,7 @@ using SelItem = std::conditional_t<PROBE_SELECT_BYTES == 8, int64_t, int32_t>;
 using Sel = SelectAgent<SelItem>;
 
 extern "C" __global__ void __launch_bounds__(Rle::BLOCK_THREADS, Rle::MIN_BLOCKS) probe_rle(RunsParams p) { Rle::run(p); }
-// The library's encodings take this one for inputs of at most 1024 tiles of the other (src/runs.rs).
+// The library's encodings take this one for inputs of at most 1024 tiles of the other (src/plan.rs).
 using RleSmall = RunsAgent<KB, ValueBits<0>::type, OpMax, false, true>;
 extern "C" __global__ void __launch_bounds__(RleSmall::BLOCK_THREADS, RleSmall::MIN_BLOCKS) probe_rle_small(RunsParams p) {
     RleSmall::run(p);

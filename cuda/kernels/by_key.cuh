@@ -2,7 +2,7 @@
 // nvcc compiles them in parallel): lookback_by_key_<op>_k<key bytes>_<value type>. Reduce, inclusive and
 // exclusive scan are the `mode` parameter.
 #pragma once
-#include "../agent_runs.cuh"
+#include "../classic/runs.cuh"
 
 #define LOOKBACK_BY_KEY_KERNEL(OP, OPTYPE, KB, NAME, CTYPE)                                              \
     extern "C" __global__ void __launch_bounds__(lookback::RunsAgent<KB, CTYPE, lookback::OPTYPE, true>::BLOCK_THREADS, \

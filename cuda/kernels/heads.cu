@@ -1,13 +1,13 @@
-// Entry points of the register tile whose run heads write every output (agent_heads.cuh):
+// Entry points of the register tile whose run heads write every output (classic/runs_at_heads.cuh):
 // * lookback_heads_<op>_k4_<type>: reduce_by_key (mode RUNS_REDUCE) of the LOOKBACK_HEADS_TYPES values,
 //   4-byte keys (LOOKBACK_HEADS_KEY_BYTES);
 // * lookback_heads_runs_k<KB>_v4: unique_by_key (RUNS_UNIQUE) of 4-byte values, same keys;
 // * lookback_heads_runs_k<KB>_v0: run-length and run-end encoding (RUNS_ENCODE, RUNS_ENDS), and
 //   lookback_heads_non_trivial_k<KB>: the non-trivial runs (RUNS_NON_TRIVIAL), for the key sizes of
 //   LOOKBACK_HEADS_ENCODE_KEY_BYTES (4, 8).
-// The scans by key and other sizes run on agent_runs.cuh. build.rs names these kernels from the same
+// The scans by key and other sizes run on classic/runs.cuh. build.rs names these kernels from the same
 // lists: a kernel it names that is not here fails tests/kernel_table.rs.
-#include "../agent_heads.cuh"
+#include "../classic/runs_at_heads.cuh"
 
 using namespace lookback;
 

@@ -1,6 +1,6 @@
 // Entry points of the three-way partition: one kernel per element type, lookback_partition3_<type>.
 // Four resident blocks (64 registers): two predicate programs spill 30-760 bytes under the 40 of six.
-#include "../agent_partition3.cuh"
+#include "../classic/partition3.cuh"
 
 using namespace lookback;
 

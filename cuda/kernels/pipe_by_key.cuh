@@ -1,12 +1,12 @@
 // Kernel definitions shared by pipe_by_key_sum.cu, pipe_by_key_min.cu and pipe_by_key_max.cu (one file per
 // operator, so nvcc compiles them in parallel): the keyed primitives on the persistent engine,
 // lookback_pipe_by_key_<op>_k<key bytes>_<value type>, for the same triples as the classic by_key
-// kernels. The mode picks the Work: RUNS_REDUCE is reduce_by_key (agent_pipe_runs.cuh), the scans by key
-// are agent_pipe_scan_by_key.cuh; both engines have the same block (the runs row of tuning.cuh) and each
+// kernels. The mode picks the Work: RUNS_REDUCE is reduce_by_key (persistent/runs_work.cuh), the scans by key
+// are persistent/scan_by_key_work.cuh; both engines have the same block (the runs row of tuning.cuh) and each
 // its own static shared memory. sm_90 or newer only: on older architectures the body traps, and the host
 // never launches it there.
 #pragma once
-#include "../agent_pipe_scan_by_key.cuh"
+#include "../persistent/scan_by_key_work.cuh"
 
 #if __CUDA_ARCH__ >= 900
 #define LOOKBACK_PIPE_BY_KEY_BODY(OPTYPE, KB, CTYPE)                                                       \

@@ -1,8 +1,8 @@
 // Entry points of the encodings (run-length, run-end) and unique_by_key on the persistent engine
-// (agent_pipe_runs.cuh): lookback_pipe_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value
+// (persistent/runs_work.cuh): lookback_pipe_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value
 // column, for the same pairs as runs.cu. The mode parameter picks the primitive. sm_90 or newer only: on
 // older architectures the body traps, and the host never launches it there.
-#include "../agent_pipe_runs.cuh"
+#include "../persistent/runs_work.cuh"
 
 using namespace lookback;
 

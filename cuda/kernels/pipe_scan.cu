@@ -1,7 +1,7 @@
-// Entry points of the persistent, warp-specialised scans (agent_pipe_scan.cuh): one kernel per (operator,
+// Entry points of the persistent, warp-specialised scans (persistent/scan_work.cuh): one kernel per (operator,
 // element type), named lookback_pipe_scan_<op>_<type>, for the same pairs as scan.cu. sm_90 or newer
 // only: on older architectures the body traps, and the host never launches it there.
-#include "../agent_pipe_scan.cuh"
+#include "../persistent/scan_work.cuh"
 
 using namespace lookback;
 

@@ -1,11 +1,11 @@
 // Entry points shared by pipe_select.cu, pipe_partition.cu and pipe_flagged.cu (one file per kernel family,
-// so nvcc compiles them in parallel): selection on the persistent engine (agent_pipe_select.cuh), a
+// so nvcc compiles them in parallel): selection on the persistent engine (persistent/select_work.cuh), a
 // kernel `NAME` running PipeEngine<WORK> (WORK is the variadic tail: a template-id's commas would split a
 // macro argument). A launch in a mode the family was not compiled for traps
 // (WORK::handles; the host never makes one). sm_90 or newer only: on older architectures the body traps,
 // and the host never launches it there.
 #pragma once
-#include "../agent_pipe_select.cuh"
+#include "../persistent/select_work.cuh"
 
 #if __CUDA_ARCH__ >= 900
 #define LOOKBACK_PIPE_SELECT_BODY(...)         \

@@ -2,7 +2,7 @@
 // lookback_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value column, and the encodings'
 // small-grid kernels lookback_runs_small_k<key bytes>. The mode parameter picks the primitive; float
 // keys get IEEE equality from the parameters (key_equality.cuh).
-#include "../agent_runs.cuh"
+#include "../classic/runs.cuh"
 
 using namespace lookback;
 
@@ -22,7 +22,7 @@ using namespace lookback;
 LOOKBACK_KEY_BYTES(LOOKBACK_RUNS_FOR_KEY)
 
 // The encodings for small grids, lookback_runs_small_k<key bytes>: the same agent with its small-grid
-// tile shape and fewer resident threads (RunsAgent's SMALL_GRID; src/runs.rs picks it by the input size).
+// tile shape and fewer resident threads (RunsAgent's SMALL_GRID; src/plan.rs picks it by the input size).
 #define LOOKBACK_RUNS_SMALL_KERNEL(KB)                                                                     \
     extern "C" __global__ void __launch_bounds__(RunsAgent<KB, NoValues, OpMax, false, true>::BLOCK_THREADS, \
                                                  RunsAgent<KB, NoValues, OpMax, false, true>::MIN_BLOCKS) \

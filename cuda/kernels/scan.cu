@@ -1,6 +1,6 @@
 // Entry points of the device-wide scans: one kernel per (operator, element type), named
 // lookback_scan_<op>_<type>. Inclusive or exclusive is a parameter.
-#include "../agent_scan.cuh"
+#include "../classic/scan.cuh"
 
 using namespace lookback;
 

@@ -1,10 +1,10 @@
 // Kernel definitions shared by scan_by_key_sum.cu, scan_by_key_min.cu and scan_by_key_max.cu (one file per
 // operator, so nvcc compiles them in parallel): lookback_scan_by_key_<op>_k<key bytes>_<value type>, the
 // inclusive and exclusive scans by key (the `mode` parameter) of the 8-byte value types
-// (LOOKBACK_WIDE_TYPES) on the register tile (agent_scan_by_key.cuh). Other value types scan on the
+// (LOOKBACK_WIDE_TYPES) on the register tile (classic/scan_by_key_tile.cuh). Other value types scan on the
 // run agent's kernels (by_key.cuh).
 #pragma once
-#include "../agent_scan_by_key.cuh"
+#include "../classic/scan_by_key_tile.cuh"
 
 #define LOOKBACK_SCAN_BY_KEY_KERNEL(OP, OPTYPE, KB, NAME, CTYPE)                                                     \
     extern "C" __global__ void __launch_bounds__(lookback::ScanByKeyAgent<KB, CTYPE, lookback::OPTYPE>::BLOCK_THREADS, \

@@ -1,7 +1,7 @@
 // Entry points of the selection family (select_if, select_flagged, unique, partition, count, mask): one
 // kernel per element type, named lookback_select_<type>. Source and mode are parameters (uniform branches).
-// Each is compiled for SelectAgent::MIN_BLOCKS resident blocks per SM (cuda/agent_select.cuh).
-#include "../agent_select.cuh"
+// Each is compiled for SelectAgent::MIN_BLOCKS resident blocks per SM (cuda/classic/select.cuh).
+#include "../classic/select.cuh"
 
 using namespace lookback;
 

@@ -1,10 +1,10 @@
-// Host check of load_group_rotated and group_rotation (agent_pipe_runs.cuh): every rotation yields the
+// Host check of load_group_rotated and group_rotation (persistent/runs_work.cuh): every rotation yields the
 // same items as the plain load, and the worst bank-group multiplicity of a quarter warp per layout.
 // No GPU needed (host code only). From the repository root:
 //   $NVCC -std=c++17 --expt-relaxed-constexpr -Icuda -c cuda/tests/load_group_rotated.cu -o /tmp/lgr.o
 //   g++ /tmp/lgr.o -o /tmp/lgr -L$(dirname $NVCC)/../lib -lcudart_static -ldl -lpthread -lrt && /tmp/lgr
 // (not under cuda/kernels/: build.rs compiles only that folder).
-#include "agent_pipe_runs.cuh"
+#include "../persistent/runs_work.cuh"
 #include <cstdio>
 #include <cstdlib>
 using namespace lookback;

@@ -1,8 +1,8 @@
 // The persistent, warp-specialised look-back engine (sm_90+): one block per SM takes tiles until none are
-// left. A `Work` (agent_pipe_scan.cuh, agent_pipe_select.cuh) says what a tile reduces to and what it
+// left. A `Work` (persistent/scan_work.cuh, persistent/select_work.cuh) says what a tile reduces to and what it
 // writes once its exclusive prefix is known; this file moves the tiles and resolves the prefixes.
 //
-// Why (benches/NOTES.md, ../shared/docs/PERF-NOTES.md): with one tile per block, each tile waits for the
+// Why (benches/log, ../shared/docs/PERF-NOTES.md): with one tile per block, each tile waits for the
 // chain of its predecessors' inclusive prefixes while its SM has few loads in flight, which holds the
 // classic agents near 0.8 of memcpy. Here nothing waits on an inclusive prefix and loads never stop:
 //
@@ -40,10 +40,10 @@
 // even when k's prefix came much earlier, and a prefix that comes late stops the reduces, so aggregates,
 // of every later tile of the block. With writer warps a slot is held for its load, its prefix and its
 // copy-out only, and aggregates go out as fast as tiles arrive (select_if i32 at 2^28: 435 → 394 µs;
-// benches/NOTES.md, session 18). Progress as below: compute warps wait only for `full`, writer warps for
+// benches/log, 2026-12-01). Progress as below: compute warps wait only for `full`, writer warps for
 // `staged` (the compute warps) and `ready` (the look-ahead).
 //
-// Two input streams (agent_pipe_runs.cuh: keys and values). A Work may declare VALUE_BYTES > 0 and
+// Two input streams (persistent/runs_work.cuh: keys and values). A Work may declare VALUE_BYTES > 0 and
 // `input(p)` / `values_input(p)`: a tile is then TILE_ITEMS items of each stream, the keys at the start of
 // its ring slot and the values right after them, TILE_ITEMS = TILE_BYTES / (ITEM_BYTES + VALUE_BYTES
 // rounded up to a power of two), so both parts are 16-byte aligned and fit the same slot. The load warp
@@ -51,7 +51,7 @@
 // stream's trailing < 16 bytes of the last tile are read from global memory by the compute warps
 // (partial_item on that stream's part of the slot).
 //
-// A side stream (agent_pipe_select.cuh: select_flagged's flags). A Work may declare SIDE_BYTES > 0 and
+// A side stream (persistent/select_work.cuh: select_flagged's flags). A Work may declare SIDE_BYTES > 0 and
 // `side_input(p)`: the tile keeps TILE_BYTES of items (TILE_ITEMS = TILE_BYTES / ITEM_BYTES, as with one
 // stream) and each ring slot grows by the tile's side items, TILE_ITEMS × SIDE_BYTES bytes right after
 // them (the host sizes the ring the same way: `PipeTuning::with_side_stream`). The side stream's bulk
@@ -69,14 +69,19 @@
 // sm_90+.
 #pragma once
 #include <type_traits>
-#include "async_copy.cuh"
-#include "ops.cuh"
-#include "params.cuh"
-#include "tile_state.cuh"
-#include "tuning.cuh"
-#include "warp_scan.cuh"
+#include "../core/async_copy.cuh"
+#include "../core/ops.cuh"
+#include "../core/params.cuh"
+#include "../core/tile_state.cuh"
+#include "../core/tuning.cuh"
+#include "../core/warp_scan.cuh"
 
 namespace lookback {
+
+// The items of this launch (launch_items in tile_state.cuh), resolved once per block by PipeEngine::run
+// before any role starts: the engine and its Works read it here, from shared memory, instead of loading
+// a device count per tile (a load that misses the small L1 beside the ring, on the critical path).
+__shared__ uint64_t engine_items;
 
 // How the look-ahead warp reads a step's status words (fold_aggregates). Batched reads are relaxed
 // loads, so the engine reads an ordered state (in-place compaction) serially, with acquire, whatever the
@@ -91,7 +96,7 @@ enum class AheadReads : int {
 struct PipeWorkDefaults {
     static constexpr bool PUBLISH_WARP = false;
     // Whether the look-ahead issues a step's status loads together (fold_aggregates). Chosen per Work by
-    // measurement (benches/NOTES.md, session 6): faster for reduce_by_key and the scans by key; slower for
+    // measurement (benches/log, 2026-11-30): faster for reduce_by_key and the scans by key; slower for
     // the position-carrying runs Works (encodings, unique_by_key) and unstable for compaction.
     static constexpr bool BATCHED_LOOKAHEAD = false;
     // The ⊕ of a value across the warp, every lane getting it.
@@ -148,8 +153,8 @@ struct WorkHasInput<W, std::void_t<decltype(W::input(std::declval<const typename
 // The smallest power of two >= x (x >= 1): the slot bytes one item of every stream takes.
 __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 * pow2_at_least((x + 1) / 2); }
 
-// What a Work provides (see agent_pipe_scan.cuh for the simplest one):
-//   ALGO, Params (with `in`, `n` (the capacity; launch_items(p.lb, p.n) is the launch's items), `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
+// What a Work provides (see persistent/scan_work.cuh for the simplest one):
+//   ALGO, Params (with `in`, `n` (the capacity; `engine_items` holds the launch's items), `lb`), ITEM_BYTES, A (the scanned value), Op (its operator), State
 //   (packed: publish / read, a tile's status and value in one load), Slot (shared state kept from reduce to scan),
 //   WRITES_RING (whether scan_tile writes the ring slot), and
 //   state(p, status, epoch) (over this launch's status words and epoch), initial(p) (the prefix of tile 0),
@@ -220,7 +225,7 @@ template <class Work> struct PipeEngine {
     // per lane gave 0.962 / 0.946 / 0.954 of memcpy for the i32 scan and 0.57 / 0.75 / 0.76 for i64.
     // The run-based Works (not commutative) and the batched Works read 8: a block's consecutive tiles are
     // about one tile per SM (132 on the H200) apart, more than the 128 of one step of 4, so 4 cost two
-    // dependent L2 round trips per tile (benches/NOTES.md).
+    // dependent L2 round trips per tile (benches/log).
     static constexpr bool BATCHED = Work::BATCHED_LOOKAHEAD;
     static constexpr int AHEAD_PER_LANE = COMMUTATIVE && !BATCHED ? 4 : 8;
     static constexpr uint64_t END = ~0ull;  // tile id meaning "no tiles left"
@@ -249,11 +254,14 @@ template <class Work> struct PipeEngine {
         extern __shared__ __align__(128) uint4 ring[];
         __shared__ Storage s;
         // The launch word before this block's first take: its round is this launch's (tile_state.cuh).
-        if (threadIdx.x == 0) s.launch_word = ld_relaxed(p.lb.header);
+        if (threadIdx.x == 0) {
+            s.launch_word = ld_relaxed(p.lb.header);
+            engine_items = launch_items(p.lb, p.n);
+        }
         __syncthreads();
         const uint64_t word = s.launch_word;
         clear_idle_region(p.lb, word);
-        const uint64_t num_tiles = (launch_items(p.lb, p.n) + TILE_ITEMS - 1) / TILE_ITEMS;
+        const uint64_t num_tiles = (engine_items + TILE_ITEMS - 1) / TILE_ITEMS;
         const State state = Work::state(p, ticket_status(p.lb, word), ticket_epoch(word));
         const bool by_publisher = uses_publisher(state);
         if (threadIdx.x == 0) {
@@ -287,7 +295,7 @@ template <class Work> struct PipeEngine {
     // Load warp, one lane: tile ids in, bulk copies out, STAGES tiles ahead at most. A tile id is taken
     // only once a slot is free, so every id taken is loaded at once (a block holding a low id it cannot
     // load yet would hold up every later tile's prefix). Taking the next id one tile early, to hide the
-    // atomic's round trip, measured no faster (benches/NOTES.md). With two streams, one bulk copy per
+    // atomic's round trip, measured no faster (benches/log). With two streams, one bulk copy per
     // stream completes on the same barrier.
     static __device__ __forceinline__ void load_tiles(const Params& p, Storage& s, uint4* ring, uint64_t num_tiles) {
         const char* keys = static_cast<const char*>(first_input(p));
@@ -305,7 +313,7 @@ template <class Work> struct PipeEngine {
             }
             s.tile_id[slot] = tile;
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-            const uint32_t items = (uint32_t)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
+            const uint32_t items = (uint32_t)min((uint64_t)TILE_ITEMS, engine_items - start);
             // Each stream's trailing < 16 bytes of the last tile are read by the compute warps (bulk copies
             // move 16-byte multiples).
             const uint32_t key_bytes = (items * Work::ITEM_BYTES) & ~15u;
@@ -345,7 +353,7 @@ template <class Work> struct PipeEngine {
     // aggregate by a fence right after this lane saw the slot's `full` phase (the bulk copy complete) and
     // before the relaxed store of the aggregate: fence + relaxed store, a release pattern (invariant 2).
     // The fence runs while the compute warps reduce the tile, so no fence stands in front of the store:
-    // in place 1-2.5 % faster at 2^23-2^24 than with a release store (benches/NOTES.md, session 10).
+    // in place 1-2.5 % faster at 2^23-2^24 than with a release store (benches/log, 2026-12-01).
     static __device__ __forceinline__ void publish_tiles(Storage& s, const State& state) {
         const State relaxed = Work::unordered(state);
         for (uint32_t k = 0;; ++k) {
@@ -381,9 +389,9 @@ template <class Work> struct PipeEngine {
     // compiler issues the loads one round trip apart (ncu: 8 dependent L2 loads per step for the runs
     // Works). Which is faster depends on the Work and even its mode, and not in a way understood so far:
     // clamped batches made reduce_by_key, the scans by key and the 8-byte scans faster and the
-    // position-carrying runs Works slower (session 6); for compaction, predicated batches are the
+    // position-carrying runs Works slower (2026-11-30); for compaction, predicated batches are the
     // fastest out of place and the slowest in place, clamped ones the fastest for count_if
-    // (benches/NOTES.md, session 14).
+    // (benches/log, 2026-12-01).
     template <AheadReads KIND, int PER_LANE>
     static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
         const A identity = Op::template identity<A>();
@@ -477,7 +485,7 @@ template <class Work> struct PipeEngine {
         if (tile == END) return false;
         const int w = warp_id();
         const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-        const int valid = (int)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
+        const int valid = (int)min((uint64_t)TILE_ITEMS, engine_items - start);
         uint4* tile_smem = ring + slot * SLOT_CHUNKS;
         typename WorkKept<Work>::type kept;
         A mine;
@@ -520,7 +528,7 @@ template <class Work> struct PipeEngine {
             mbar_wait(&s.ready[slot], (k / STAGES) & 1);
             const A prefix = s.prefix[slot];
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-            const int valid = (int)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
+            const int valid = (int)min((uint64_t)TILE_ITEMS, engine_items - start);
             Work::scan_tile(p, s.work[slot], ring + slot * SLOT_CHUNKS, start, valid,
                             Op::apply(prefix, s.warp_exclusive[slot][warp_id()]));
             if (threadIdx.x == 0 && last) Work::finish(p, Op::apply(prefix, s.aggregate[slot]));
@@ -547,7 +555,7 @@ template <class Work> struct PipeEngine {
                 mbar_wait(&s.ready[slot], parity);
                 const A prefix = s.prefix[slot];
                 const uint64_t start = tile * (uint64_t)TILE_ITEMS;
-                const int valid = (int)min((uint64_t)TILE_ITEMS, launch_items(p.lb, p.n) - start);
+                const int valid = (int)min((uint64_t)TILE_ITEMS, engine_items - start);
                 uint4* tile_smem = ring + slot * SLOT_CHUNKS;
                 for (int part = writer; part < WARPS; part += WRITERS)
                     Work::write_part(p, s.work[slot], tile_smem, start, valid, part,

@@ -23,18 +23,18 @@
     X(bf16, __nv_bfloat16, float)
 
 // The 8-byte rows of LOOKBACK_TYPES: the value types of the register-tile scans by key
-// (agent_scan_by_key.cuh). build.rs checks that each row is one of LOOKBACK_TYPES, of 8 bytes.
+// (classic/scan_by_key_tile.cuh). build.rs checks that each row is one of LOOKBACK_TYPES, of 8 bytes.
 #define LOOKBACK_WIDE_TYPES(X)  \
     X(i64, int64_t, int)        \
     X(u64, uint64_t, int)       \
     X(f64, double, float)
 
-// The register tile whose run heads write every output (agent_heads.cuh) is compiled for 4-byte keys
+// The register tile whose run heads write every output (classic/runs_at_heads.cuh) is compiled for 4-byte keys
 // (LOOKBACK_HEADS_KEY_BYTES) and, for reduce_by_key, these value types (4-byte rows of LOOKBACK_TYPES,
 // which build.rs checks); unique_by_key takes it for 4-byte values of any type. The encodings without
 // values (run-length, run-end, non-trivial runs) take it for the key sizes of
 // LOOKBACK_HEADS_ENCODE_KEY_BYTES (rows of LOOKBACK_KEY_BYTES, which build.rs checks). Other sizes run on
-// the run agent (agent_runs.cuh): the tile was measured for these only (benches/NOTES.md, sessions 22-23).
+// the run agent (classic/runs.cuh): the tile was measured for these only (benches/log, 2026-12-02).
 #define LOOKBACK_HEADS_TYPES(X) \
     X(i32, int32_t, int)        \
     X(u32, uint32_t, int)       \
@@ -45,7 +45,7 @@
     X(4)                                   \
     X(8)
 
-// The key sizes of the run-based kernels (agent_runs.cuh): keys travel as bits of their size, and float
+// The key sizes of the run-based kernels (classic/runs.cuh): keys travel as bits of their size, and float
 // keys get IEEE equality from the parameters (key_equality.cuh), so one kernel per size serves every key
 // type. build.rs parses this list; cuda/kernels/by_key_*.cu and runs.cu instantiate each size.
 #define LOOKBACK_KEY_BYTES(X) \

@@ -8,12 +8,12 @@
 // In place (`out == in`) is safe: a tile reads only its own items, all of them before the first barrier,
 // and writes only those same items, after it.
 #pragma once
-#include "block_scan.cuh"
-#include "lookback.cuh"
-#include "ops.cuh"
-#include "params.cuh"
-#include "tile_io.cuh"
-#include "tuning.cuh"
+#include "../core/block_scan.cuh"
+#include "../core/lookback.cuh"
+#include "../core/ops.cuh"
+#include "../core/params.cuh"
+#include "../core/tile_io.cuh"
+#include "../core/tuning.cuh"
 
 namespace lookback {
 

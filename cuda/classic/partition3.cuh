@@ -4,17 +4,17 @@
 // The scanned value is the pair (first count, second count), with the look-back state of the run-based
 // primitives (WidePairState: both counts in one 16-byte entry) and the pair summed componentwise; a tile's
 // exclusive prefix (e1, e2) gives all three output offsets (the rest's is start - e1 - e2). The parts are
-// staged contiguously in shared memory and written out coalesced, as agent_select.cuh does.
+// staged contiguously in shared memory and written out coalesced, as classic/select.cuh does.
 //
 // Not in place: items are written to three other buffers (the Rust layer checks they do not overlap).
 #pragma once
-#include "agent_runs.cuh"  // RunPair, LocalPair, PairOp
-#include "block_scan.cuh"
-#include "lookback.cuh"
-#include "params.cuh"
-#include "predicate.cuh"
-#include "tile_io.cuh"
-#include "tuning.cuh"
+#include "runs.cuh"  // RunPair, LocalPair, PairOp
+#include "../core/block_scan.cuh"
+#include "../core/lookback.cuh"
+#include "../core/params.cuh"
+#include "../core/predicate.cuh"
+#include "../core/tile_io.cuh"
+#include "../core/tuning.cuh"
 
 namespace lookback {
 
@@ -66,7 +66,7 @@ template <class T> struct Partition3Agent {
             for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) x[c * IO::ITEMS_PER_CHUNK + e] = chunk.items[e];
         }
         const int mine = max(0, min(IPT, valid - first));
-        // A 64-bit shift, well defined for mine = 32 (see agent_select.cuh for the ptxas issue it avoids).
+        // A 64-bit shift, well defined for mine = 32 (see classic/select.cuh for the ptxas issue it avoids).
         const uint32_t in_range = (uint32_t)((1ull << mine) - 1);
         const uint32_t m1 = eval_predicate(p.first, x) & in_range;
         const uint32_t m2 = eval_predicate(p.second, x) & in_range & ~m1;

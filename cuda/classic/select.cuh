@@ -21,18 +21,18 @@
 // before the read is the previous tile's, and only when every earlier item was selected — in which case
 // it writes back the very value that is there.
 #pragma once
-#include "block_scan.cuh"
-#include "lookback.cuh"
-#include "params.cuh"
-#include "predicate.cuh"
-#include "shared_cursor.cuh"
-#include "tile_io.cuh"
-#include "tuning.cuh"
+#include "../core/block_scan.cuh"
+#include "../core/lookback.cuh"
+#include "../core/params.cuh"
+#include "../core/predicate.cuh"
+#include "../core/shared_cursor.cuh"
+#include "../core/tile_io.cuh"
+#include "../core/tuning.cuh"
 
 // Eight resident blocks of 16 KB tiles per SM (ptxas caps registers at 32; the predicate interpreter
 // spills a few bytes for 1- and 2-byte types). Measured on the H200 at 2^28 i32: select_if 50 % 0.46 →
 // 0.53 of memcpy against no cap (5-6 blocks): more tiles in flight while others look back
-// (benches/NOTES.md). sm_86 and sm_89 hold at most 1536 threads per SM: six blocks there.
+// (benches/log). sm_86 and sm_89 hold at most 1536 threads per SM: six blocks there.
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 890)
 #define LOOKBACK_SELECT_MIN_BLOCKS 6
 #else
@@ -67,7 +67,7 @@ template <class T> struct SelectAgent {
     // Resident blocks per SM the kernel is compiled for (its register budget; cuda/kernels/select.cu).
     // Tiles of 16 KB: LOOKBACK_SELECT_MIN_BLOCKS (8 of 256 threads on sm_90: 32 registers). Tiles of
     // 8-byte items are 32 KB (4096 items; six fit the H200's shared memory), compiled for 5 blocks: 48
-    // registers, no spills (for 6, 40 registers spilled 188 bytes). Probe, session 13 (benches/NOTES.md),
+    // registers, no spills (for 6, 40 registers spilled 188 bytes). Probe, 2026-12-01 (benches/log),
     // i64 against 2048-item tiles compiled for 8 blocks: select_if 50 % −2.5 to −6 %, unique −7 to −8 %,
     // flagged −0.5 to −6.5 % at 2^21-2^23 (6 blocks: −3 to +4 %; 512-thread tiles: slower).
     static constexpr int MIN_BLOCKS = sizeof(T) == 8 ? resident_blocks<Storage>(5 * BLOCK_THREADS, BLOCK_THREADS)
@@ -102,8 +102,8 @@ template <class T> struct SelectAgent {
         LB_TRACE(tile, 1);
         // In place, one fence per tile, right after the loads: both publishes below (thread 0's) are then
         // relaxed stores. A release store at each publish put a fence in front of the P that successors
-        // wait for, which made in place 5-8 % slower than out of place at 2^20-2^22 (benches/NOTES.md,
-        // session 10).
+        // wait for, which made in place 5-8 % slower than out of place at 2^20-2^22 (benches/log,
+        // 2026-12-01).
         const bool in_place = p.in == p.out;
         if (in_place && threadIdx.x == 0) fence_acq_rel_gpu();
 

@@ -16,20 +16,20 @@
 // runs are contiguous, so they coalesce as well as the runs are long.
 //
 // reduce_by_key, unique_by_key and the run-length and run-end encodings of 4-byte keys (and values) run on
-// agent_heads.cuh, a register tile whose run heads write every output (src/by_key.rs, src/encode.rs).
+// classic/runs_at_heads.cuh, a register tile whose run heads write every output (chosen in src/plan.rs).
 //
 // Not in-place safe, unlike the selection: a tile reads the key before its first item, which the previous
 // tile may already have overwritten, and the run outputs are not ordered against later tiles' loads (no
-// release/acquire argument as in agent_select.cuh). The Rust layer rejects overlapping buffers.
+// release/acquire argument as in classic/select.cuh). The Rust layer rejects overlapping buffers.
 #pragma once
 #include <type_traits>
-#include "block_scan.cuh"
-#include "key_equality.cuh"
-#include "lookback.cuh"
-#include "ops.cuh"
-#include "params.cuh"
-#include "tile_io.cuh"
-#include "tuning.cuh"
+#include "../core/block_scan.cuh"
+#include "../core/key_equality.cuh"
+#include "../core/lookback.cuh"
+#include "../core/ops.cuh"
+#include "../core/params.cuh"
+#include "../core/tile_io.cuh"
+#include "../core/tuning.cuh"
 
 
 namespace lookback {
@@ -86,7 +86,7 @@ template <> struct ValueBits<0> { using type = NoValues; };
 
 // KB: key bytes. V: the value type. VALUED: values are reduced with Op (keyed reductions and scans);
 // otherwise they are only carried (unique_by_key) or absent (V = NoValues: the encodings). SMALL_GRID:
-// the encodings' kernel for small grids (its own tile shape and occupancy; src/runs.rs picks it by size).
+// the encodings' kernel for small grids (its own tile shape and occupancy; src/plan.rs picks it by size).
 //
 // Per thread, heads and tails are bit masks, so counts are popcounts; the tile is scanned with 32-bit
 // tile-local pairs (encodings: the tile-local index + 1 of the latest head, 0 for none), and only the
@@ -142,19 +142,19 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
     };
 
     // Resident threads per SM the kernels are compiled for (registers: 65536 / that). Measured on the H200
-    // at 2^28 i32 (benches/NOTES.md): 1024 (64 registers, no spills) is best where values are carried
+    // at 2^28 i32 (benches/log): 1024 (64 registers, no spills) is best where values are carried
     // (reduce_by_key 1329 us against 1775 at 1536 and 2244 at 2048: spills); the encodings, which have no
     // value column, are faster at 1536 (RLE 1197 -> 1007 us; 2048: 1133), except with 8-byte keys, whose
     // sixteen keys per thread alone spill at 42 registers. Uncapped, ptxas took 70-106
     // registers and only two or three blocks fit. -DLOOKBACK_RUNS_MIN_THREADS=N overrides all of these.
     //
     // The encodings' small-grid kernel (SMALL_GRID), for inputs of at most ENCODE_SMALL_GRID_TILES tiles
-    // of the other (src/runs.rs), is compiled for 1024 threads like the valued kernels. A per-tile trace
+    // of the other (src/plan.rs), is compiled for 1024 threads like the valued kernels. A per-tile trace
     // (benches/probes/trace_tiles.cu) of RLE at 2^22 showed the 1536-thread kernel's first wave of 792
     // tiles waiting up to 5 us on the look-back walk and a 232-tile tail walking again; at 1024 (4 blocks
     // of 256, 53 registers, no spills; 40 registers spilled 8 bytes) blocks are faster and the second wave
     // starts staggered: RLE and non-trivial runs i32 2^20-2^22 4-11 % faster, but 2^23-2^28 5-12 % slower,
-    // where the wider occupancy keeps more loads in flight (benches/NOTES.md, session 11).
+    // where the wider occupancy keeps more loads in flight (benches/log, 2026-12-01).
 #ifdef LOOKBACK_RUNS_MIN_THREADS
     static constexpr int MIN_THREADS = LOOKBACK_RUNS_MIN_THREADS;
 #else
@@ -162,7 +162,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
 #endif
     // Never more blocks than shared memory lets an SM hold: two 8-byte columns (32 KB tiles of 128
     // threads) fit 6 on the H200, and capping registers for 8 blocks (64) only made ptxas spill 216 bytes
-    // in the f64 keyed kernel, where 6 blocks leave it 80 registers (benches/NOTES.md, session 10).
+    // in the f64 keyed kernel, where 6 blocks leave it 80 registers (benches/log, 2026-12-01).
     static constexpr int MIN_BLOCKS = resident_blocks<Storage>(MIN_THREADS, BLOCK_THREADS);
 
     // Status of a tile's pair: one 16-byte entry, with the 64-bit layout for 8-byte reductions
@@ -173,8 +173,8 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
     // Sub-windows per look-back step after the first (lookback.cuh): 4 (128 tiles per round trip) for the
     // keyed kernels, 2 where 8-byte keys or values already fill the 64 registers a thread may use (with 4,
     // ptxas spilled 124-272 bytes in the f64 kernels). The encodings, capped at 40 registers, spilled with
-    // any wider window and measured 2.5-8 % slower at 2^20 and 2^24: they keep one (benches/NOTES.md,
-    // session 8).
+    // any wider window and measured 2.5-8 % slower at 2^20 and 2^24: they keep one (benches/log,
+    // 2026-11-30).
     static constexpr int LOOKBACK_WIDE = POSITIONS ? 1 : (KB == 8 || (VALUED && sizeof(A) == 8)) ? 2 : 4;
 
     // Warp 0: publishes the tile's aggregate (tile 0: its inclusive prefix), then looks back: the tile's
@@ -254,7 +254,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         // The encodings find the tile's two special closes from the masks once rather than testing every
         // item above, where the tests and their shared-memory flag stores made a divergent branch per item
         // (ncu, f64 non-trivial runs: a quarter of the kernel's warp instructions ran with ~6 of 32 lanes;
-        // 5-13 % faster; benches/NOTES.md, session 12). The run carried in (slot 0) closes at this thread's
+        // 5-13 % faster; benches/log, 2026-12-01). The run carried in (slot 0) closes at this thread's
         // first closing item if no counted head precedes that item, here or in an earlier thread; the
         // tile's last run (slot tile_runs) closes in this tile if this thread's last closing item is in it
         // (slots only grow with the item). The keyed reductions keep the tests in the loop: moved out,
@@ -438,7 +438,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         const uint32_t differs = with_key_eq<KB>(
             p, [&](auto eq) { return differ_mask<decltype(eq)::value>(k, prev, next, last_differs); });
         const int mine = max(0, min(IPT, valid - first));
-        const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: see agent_select.cuh
+        const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: see classic/select.cuh
         uint32_t heads = differs, tails = (differs >> 1) | (last_differs << (IPT - 1));
         if (start + first == 0) heads |= 1u;
         if (start + valid == n && valid - first >= 1 && valid - first <= IPT) tails |= 1u << (valid - first - 1);
@@ -500,7 +500,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
             // 8-byte reductions wait for the prefix, then rewrite and store the whole tile. The split
             // below costs their kernel, which holds every mode, registers the reduction pays for: f64
             // spills rose from 20 to 72 bytes at 80 registers, reduce_by_key f64 slowed 8-10 % and
-            // scan_by_key gained 1-3 % (13 % at 2^20) (benches/NOTES.md, sessions 9 and 10).
+            // scan_by_key gained 1-3 % (13 % at 2^20) (benches/log, 2026-12-01).
             if (warp_id() == 0) lookback_and_publish(state, tile, aggregate, s, lb);
             __syncthreads();
             scan_and_stage(p, s, v, heads, prefix.count ? prefix.value : Op::apply(s.exclusive.value, prefix.value), 0);

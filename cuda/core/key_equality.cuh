@@ -1,5 +1,5 @@
-// When two adjacent keys belong to different runs (agent_runs.cuh, agent_pipe_runs.cuh,
-// agent_pipe_scan_by_key.cuh). Keys travel as bits of their size, so one kernel per key size serves every
+// When two adjacent keys belong to different runs (classic/runs.cuh, persistent/runs_work.cuh,
+// persistent/scan_by_key_work.cuh). Keys travel as bits of their size, so one kernel per key size serves every
 // key type; how they compare is chosen once per thread (or pass) from RunsParams, which src/runs.rs fills
 // from the key type (`key_equality`):
 // * bits: integer keys, equal when their bits are.
@@ -7,7 +7,7 @@
 //   keys are compared in the floating-point unit — f16 and bf16 widened exactly to f32 first — one
 //   FSETP or DSETP per pair. The bit formulation before it (a magnitude mask, a NaN test and a zero
 //   test per pair: 6-7 integer instructions, twice that for 8-byte keys) left the f16 and f64 encodings
-//   slower than the integer ones (benches/NOTES.md, session 12). The kernels are built without -ftz
+//   slower than the integer ones (benches/log, 2026-12-01). The kernels are built without -ftz
 //   (build.rs), so denormal keys stay distinct from zero and from each other.
 #pragma once
 #include <cstdint>

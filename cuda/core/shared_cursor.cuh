@@ -4,7 +4,7 @@
 // Written in C++ (`if (keep) stage[pos] = x; pos += keep;`) the staging compiled to six instructions per
 // item on sm_90 — a bit test, a second compare of the same bit, an add, a select to undo it, the address
 // (pos × size + base) and the store — about a quarter of the select Work's instructions per tile (ncu
-// source counters, benches/NOTES.md session 17). Here the cursor is a 32-bit shared-space byte address and
+// source counters, benches/log 2026-12-01). Here the cursor is a 32-bit shared-space byte address and
 // one predicate guards both the store and the advance: a bit test into a predicate, a predicated store, a
 // predicated add.
 #pragma once

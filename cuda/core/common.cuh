@@ -71,7 +71,7 @@ __device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_re
 // #612), so the entry's format must detect a torn read itself. One instruction, one L2 round trip. (The
 // native 128-bit atomics of sm_90 are atomic as a pair, but an atomic read is a read-modify-write that L2
 // serializes per address: with every block's look-ahead reading the same newest entries, the i64 scan on
-// the H200 ran at half the speed of these loads; benches/NOTES.md, session 7.)
+// the H200 ran at half the speed of these loads; benches/log, 2026-11-30.)
 struct U64Pair {
     uint64_t lo, hi;
 };

@@ -44,7 +44,7 @@ template <int SHIFT> __device__ __forceinline__ bool torn(U64Pair w) {
 // ORDERED selects release/acquire. A scan needs none: a reader uses nothing but the value, which is inside
 // the word it read atomically, so relaxed (but strong, GPU-scope) accesses suffice. In-place compaction
 // needs them: seeing a predecessor's flag must also mean that the predecessor's loads of its input are
-// finished before this tile overwrites that memory (invariant 3, agent_select.cuh).
+// finished before this tile overwrites that memory (invariant 3, classic/select.cuh).
 template <class A, bool ORDERED> struct PackedState {
     static_assert(sizeof(A) <= 4, "PackedState holds values of at most 4 bytes");
     uint64_t* words;
@@ -108,7 +108,7 @@ struct CountState {
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
         return unpack(tile, ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile), count);
     }
-    // Batched reads (pipe_engine.cuh's fold_aggregates): relaxed, so the engine takes them for unordered
+    // Batched reads (persistent/engine.cuh's fold_aggregates): relaxed, so the engine takes them for unordered
     // states only.
     using Word = uint64_t;
     __device__ __forceinline__ Word word(uint64_t tile) const { return ld_relaxed(words + tile); }
@@ -118,7 +118,7 @@ struct CountState {
     }
 };
 
-// (count, value) pairs of the classic look-back agents (agent_runs.cuh, agent_partition3.cuh): one 16-byte
+// (count, value) pairs of the classic look-back agents (classic/runs.cuh, classic/partition3.cuh): one 16-byte
 // entry per tile, words[2t..2t+2), each half under a tag << 54 (CountState's layout, so a half another
 // launch left reads as X in every format, and theirs in this one). As WideState: one vector access, torn
 // reads read as X (torn; A and P of a tile are two writes of the same entry). One load per predecessor,
@@ -170,7 +170,7 @@ template <class P, bool FULL = false> struct WidePairState {
     }
 };
 
-// Tile aggregates of the persistent run-based Works (agent_pipe_runs.cuh): (count, payload) pairs whose
+// Tile aggregates of the persistent run-based Works (persistent/runs_work.cuh): (count, payload) pairs whose
 // count is tile-local (at most TILE_ITEMS <= 2^15 heads), so a pair usually fits one word with its tag:
 // word = tag << 54 | count << 32 | payload. The payload is the segmented reduction's value (at most 4
 // bytes) or, for POSITIONS, the tile-local index + 1 of the tile's latest head (0: none), which `read`
@@ -345,7 +345,7 @@ struct TileArray {
 
 // Thread 0 of a classic block: its ticket (one id per block) and the launch's items, with the guessed tile
 // of each input array prefetched while the atomic is in flight when the launcher asks for it
-// (LB_PREFETCH_GUESS: not for grids that fill the GPU in one wave, where it measured slower; src/launch.rs).
+// (LB_PREFETCH_GUESS: not for grids that fill the GPU in one wave, where it measured slower; src/plan.rs).
 // The device count, if any, is loaded before the atomic so that both round trips overlap.
 __device__ __forceinline__ void take_tile(TileTicket& out, const LookbackParams& lb, uint64_t n, const TileArray& a,
                                           const TileArray& b = {}) {

@@ -1,4 +1,4 @@
-// The device-wide scan on the persistent engine (pipe_engine.cuh, sm_90+).
+// The device-wide scan on the persistent engine (persistent/engine.cuh, sm_90+).
 //
 // A tile reduces to its ⊕ of items; once its exclusive prefix is known, each warp scans its rows (chunk
 // j of its 32 lanes: lane l's items follow lane l-1's) with one warp scan per row and stores them with
@@ -8,7 +8,7 @@
 // before any of them is written back, and a tile writes only its own items. Both pointers must be
 // 16-byte aligned (the host checks; the classic agent takes the other cases).
 #pragma once
-#include "pipe_engine.cuh"
+#include "engine.cuh"
 
 namespace lookback {
 
@@ -22,7 +22,7 @@ template <class T, class Op_> struct PipeScanWork : PipeWorkDefaults {
     using State = typename StateMaker::type;
     // 8-byte values (WideState: flag and value in one 16-byte load) issue the look-ahead's loads
     // together, 8 per lane: one L2 round trip per step, where a flag word with separate value slots took
-    // two per step of 4 (benches/NOTES.md, session 7).
+    // two per step of 4 (benches/log, 2026-11-30).
     static constexpr bool BATCHED_LOOKAHEAD = sizeof(A) == 8;
     struct Slot {};
     static constexpr int ITEM_BYTES = sizeof(T);

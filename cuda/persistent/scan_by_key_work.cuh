@@ -1,9 +1,9 @@
-// The segmented scans (inclusive and exclusive scan by key) on the persistent engine (pipe_engine.cuh,
+// The segmented scans (inclusive and exclusive scan by key) on the persistent engine (persistent/engine.cuh,
 // sm_90+), in the same kernels as reduce_by_key (kernels/pipe_by_key.cuh: the mode picks the Work).
-// Semantics are the classic agent's (agent_runs.cuh, step 4'), item for item.
+// Semantics are the classic agent's (classic/runs.cuh, step 4'), item for item.
 //
 // A tile reduces to the same (heads, reduction of the open run) pair as reduce_by_key, so this Work is
-// reduce_by_key's (agent_pipe_runs.cuh) with another write pass: reduce_tile, the packed look-ahead
+// reduce_by_key's (persistent/runs_work.cuh) with another write pass: reduce_tile, the packed look-ahead
 // state, key start-1 (bulk-copied by on_load) and the head test are inherited. What differs is that
 // every item has a result. The write pass takes a warp's items in rows of 32 lanes × E consecutive
 // items (E·max(key, value bytes) = 16 bytes: one 16-byte load per stream and lane, conflict-free); a
@@ -13,7 +13,7 @@
 //
 // Not in place (the Rust layer rejects overlapping buffers), as reduce_by_key.
 #pragma once
-#include "agent_pipe_runs.cuh"
+#include "runs_work.cuh"
 
 namespace lookback {
 

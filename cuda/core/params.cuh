@@ -1,5 +1,5 @@
 // Kernel parameter blocks, passed by value. Each is mirrored field for field by a #[repr(C)] struct in
-// src/launch.rs; change both together (tests/kernel_table.rs checks the sizes).
+// src/launch/params.rs; change both together (tests/kernel_table.rs checks the sizes).
 #pragma once
 #include <cstdint>
 #include "predicate.cuh"
@@ -56,7 +56,7 @@ struct SelectParams {
     LookbackParams lb;
 };
 
-// What a run-based launch computes (agent_runs.cuh). The first three carry values through the operator
+// What a run-based launch computes (classic/runs.cuh). The first three carry values through the operator
 // (template parameter); the others only count runs and track positions.
 enum : uint32_t {
     RUNS_REDUCE = 0,          // out_keys[r] = first key of run r, out_values[r] = its reduced values
@@ -83,7 +83,7 @@ struct RunsParams {
     LookbackParams lb;
 };
 
-// The three-way partition (agent_partition3.cuh).
+// The three-way partition (classic/partition3.cuh).
 struct Partition3Params {
     const void* in;
     void* out_first;             // items for which `first` holds
@@ -98,9 +98,9 @@ struct Partition3Params {
 
 }  // namespace lookback
 
-// The Rust mirrors assert the same sizes (src/launch.rs).
-static_assert(sizeof(lookback::LookbackParams) == 40, "LookbackParams layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::ScanParams) == 80, "ScanParams layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::Partition3Params) == 648, "Partition3Params layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::RunsParams) == 120, "RunsParams layout changed: update src/launch.rs");
-static_assert(sizeof(lookback::SelectParams) == 384, "SelectParams layout changed: update src/launch.rs");
+// The Rust mirrors assert the same sizes (src/launch/params.rs).
+static_assert(sizeof(lookback::LookbackParams) == 40, "LookbackParams layout changed: update src/launch/params.rs");
+static_assert(sizeof(lookback::ScanParams) == 80, "ScanParams layout changed: update src/launch/params.rs");
+static_assert(sizeof(lookback::Partition3Params) == 648, "Partition3Params layout changed: update src/launch/params.rs");
+static_assert(sizeof(lookback::RunsParams) == 120, "RunsParams layout changed: update src/launch/params.rs");
+static_assert(sizeof(lookback::SelectParams) == 384, "SelectParams layout changed: update src/launch/params.rs");

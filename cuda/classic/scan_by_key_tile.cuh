@@ -1,8 +1,8 @@
 // One tile of the scans by key (inclusive and exclusive) of 8-byte values, with the items in registers.
-// Semantics are the classic run agent's (agent_runs.cuh, step 4'), item for item; the look-back, its state
+// Semantics are the classic run agent's (classic/runs.cuh, step 4'), item for item; the look-back, its state
 // (WidePairState with the 64-bit layout) and the pair operator are that agent's too.
 //
-// Why a tile of its own (benches/NOTES.md, session 21). The run agent stages both columns of a tile in
+// Why a tile of its own (benches/log, 2026-12-02). The run agent stages both columns of a tile in
 // shared memory (128 threads × 16 items: 32 KB) and then reads them into registers: 24 warps per SM, and
 // 8-byte reductions wait for the tile's prefix before any rewrite. CUB's scan_by_key, which holds its items
 // in registers, was 11 % faster at 2^24-2^28 (f64 keys and values). Here warp w owns 32·IPT consecutive
@@ -20,7 +20,7 @@
 // Not in place (the Rust layer rejects overlapping buffers): a warp reads the key before its first item,
 // which another warp or tile may own.
 #pragma once
-#include "agent_runs.cuh"
+#include "runs.cuh"
 
 namespace lookback {
 
@@ -29,7 +29,7 @@ template <int BYTES> struct UnitOf { using type = typename Bits<BYTES>::type; };
 template <> struct UnitOf<16> { using type = uint4; };
 
 template <int KB, class V, class Op> struct ScanByKeyAgent {
-    static_assert(sizeof(V) == 8, "the register tile serves 8-byte values (agent_runs.cuh serves the others)");
+    static_assert(sizeof(V) == 8, "the register tile serves 8-byte values (classic/runs.cuh serves the others)");
     using K = typename Bits<KB>::type;
     using Shape = typename Tuning<Algo::scan_by_key, sizeof(V)>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;

@@ -7,43 +7,43 @@
 // tile_io.cuh is conflict-free for those). Selection keeps a thread's items in registers and evaluates
 // predicates on masks of at most 32 items, so its shapes hold ≤ 32 items per thread; its 8-byte row has
 // 32 KB tiles of 4096 items, compiled for 5 blocks per SM (SelectAgent::MIN_BLOCKS: 48 registers), 2.5-8 %
-// faster at 2^21-2^23 than 2048-item tiles (probe, session 13). The delays are only defaults: the
+// faster at 2^21-2^23 than 2048-item tiles (probe, 2026-12-01). The delays are only defaults: the
 // launcher passes them in the kernel parameters, so a caller (or the benchmark's sweep) can change them
 // without recompiling.
 //
-// The run-based primitives (agent_runs.cuh) key their row by the larger of the key and value sizes and
+// The run-based primitives (classic/runs.cuh) key their row by the larger of the key and value sizes and
 // always give a thread 16 items: the key and value tiles then both move in whole 16-byte chunks (1, 2, 4
 // or 8 per thread), and a tile of two 8-byte columns (128 threads) still fits 32 KB of shared memory.
 // Their delays measured best at 1000/500 too (i32 at 2^28: 300/100 and 1250/650 within 1 %, 2500/1000
 // and 4000/1500 6-8 % slower). The encodings (run-length, run-end, non-trivial runs: keys only) have rows
 // of their own, `encode`: with no value column a tile of 8-byte keys fits 192 threads (3072 items, 37 KB
 // with the staged positions; 5 blocks per SM), which measured 3-4 % faster than 128 at 2^22-2^26 (f64
-// non-trivial runs and RLE, per-tile probe, benches/NOTES.md session 12); two 8-byte columns of 192
+// non-trivial runs and RLE, per-tile probe, benches/log 2026-12-01); two 8-byte columns of 192
 // threads would pass the 48 KB of static shared memory. `encode_small` is the shape of the encodings'
-// small-grid kernel (src/runs.rs takes it for inputs of at most 1024 `encode` tiles; 1024 resident threads
+// small-grid kernel (src/plan.rs takes it for inputs of at most 1024 `encode` tiles; 1024 resident threads
 // per SM): larger tiles for 1- and 2-byte keys, whose grids there are latency-bound walks — u8 512 threads
 // (8192 items) 7-11 % faster at 2^20-2^22, f16 384 threads 3-4.5 % faster at 2^22 (6 % slower at
-// 2^18-2^20, where it leads CUB by 12-19 %); 320 threads for i32 was 5-25 % slower (probe, session 12).
+// 2^18-2^20, where it leads CUB by 12-19 %); 320 threads for i32 was 5-25 % slower (probe, 2026-12-01).
 // The same larger tiles in the many-wave kernel were 2-18 % slower at 2^23.
 //
-// `scan_by_key` is the register tile of the scans by key of 8-byte values (agent_scan_by_key.cuh): its
+// `scan_by_key` is the register tile of the scans by key of 8-byte values (classic/scan_by_key_tile.cuh): its
 // chunks_per_thread counts units of two items (7: a lane owns 14 consecutive items; odd unit counts keep
 // the transposes' 16-byte reads conflict-free), not the 16-byte chunks of tile_io.cuh; for 8-byte values
 // they are the same size, so the launcher's tile_items holds. Of five shapes in the probe
-// benches/probes/scan_by_key_tile.cu (f64, H200, session 21), 192 × 14 was the fastest or within 3 % of
+// benches/probes/scan_by_key_tile.cu (f64, H200, 2026-12-02), 192 × 14 was the fastest or within 3 % of
 // it at every size from 2^20 to 2^28 (256 × 10 up to 6 % slower at 2^20-2^22, 128 × 10 3 % at 2^28).
 //
-// `heads` and `heads_encode` are the register tile whose run heads write every output (agent_heads.cuh):
+// `heads` and `heads_encode` are the register tile whose run heads write every output (classic/runs_at_heads.cuh):
 // reduce_by_key and unique_by_key of 4-byte keys and values, and run-length / run-end encoding of 4-byte
 // keys. A lane owns chunks_per_thread * 16 / 4 consecutive items (20 and 32), in 16-byte units. From the
-// probe benches/probes/runs_tile.cu (i32, runs of mean 4, H200, session 22; benches/NOTES.md), reduce_by_key
+// probe benches/probes/runs_tile.cu (i32, runs of mean 4, H200, 2026-12-02; benches/log), reduce_by_key
 // at 2^22 / 2^24 / 2^28: 192 × 20 (5 blocks per SM) 22.8 / 62.0 / 798.5 us, 256 × 16 22.8 / 65.8 / 840.6,
 // 128 × 24 24.4 / 66.0 / 870.0, 192 × 16 24.0 / 65.9 / 865.7, 256 × 12 25.5 / 70.3 / 930.0 (the run agent
 // 26.3 / 74.5 / 935.0); run-length encoding: 192 × 32 with 16-bit staging (6 blocks per SM) 16.9 / 47.0 /
 // 530.4, 128 × 32 with 32-bit staging 20.2 / 51.7 / 627.8 (6 blocks), with 16-bit 17.2 / 50.1 / 582.7 (8),
 // 160 × 32 18.0 / 49.2 / 571.0 (the run agent 22.1 / 54.6 / 661.6). Back-off 1000/500 was best or within
 // 1 % (0/100 to 2000/500). The same tile takes the non-trivial runs of 4-byte keys (probe
-// benches/probes/encode_tile.cu, session 23, at 2^22 / 2^24 / 2^28: 192 × 32 19.0 / 44.9 / 498.9 us, 128 ×
+// benches/probes/encode_tile.cu, 2026-12-02, at 2^22 / 2^24 / 2^28: 192 × 32 19.0 / 44.9 / 498.9 us, 128 ×
 // 32 18.4 / 46.5 / 518.1, 256 × 16 21.0 / 55.0 / 700.8; the run agent 21.2 / 52.0 / 622.2) and the
 // encodings of 8-byte keys, 192 × 16 (a lane owns 16 keys; same probe, f64 RLE / non-trivial runs at 2^22 /
 // 2^24 / 2^28: 25.2 / 69.5 / 897.7 and 24.2 / 65.9 / 861.7 us; 256 × 16 (4 blocks per SM) 24.5 / 70.5 /
@@ -51,11 +51,11 @@
 // 72.0 / 902.3 and 25.8 / 68.9 / 879.4, 192 × 8 32.3 / 99.8 / 1412.9; the run agent 26.8 / 73.9 / 968.7
 // and 23.8 / 68.4 / 879.5). 192 × 16 keeps the 4-byte row's 192 threads and 6 blocks per SM.
 //
-// Why these numbers (H200, benches/NOTES.md): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
+// Why these numbers (H200, benches/log): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
 // between polls measured best for the i32 scan at 2^24-2^28 (0.68 → 0.81 of memcpy at 2^28 against
 // 1.0/0.5 us; 6 us and more is worse). Grids of fewer than 1024 tiles, which the GPU runs in about one
-// wave, use an eighth of them (src/kernels.rs), which measured best at 2^16-2^20. Selection measured
+// wave, use an eighth of them (src/plan.rs), which measured best at 2^16-2^20. Selection measured
 // best at 1000/500 (select_if 50 % i32 at 2^28: 0/0 0.45, 1000/500 0.52, 2500/1000 0.46, 5000/2000 0.42).
 #pragma once
 
@@ -85,17 +85,17 @@
     X(heads_encode, 4, 192, 8, 1000, 500) \
     X(heads_encode, 8, 192, 8, 1000, 500)
 
-// The persistent, warp-specialised agents (agent_pipe_scan.cuh), one row per algorithm:
+// The persistent, warp-specialised agents (persistent/scan_work.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles, writer_warps)`. A tile is
 // compute_warps × 32 lanes × chunks_per_lane chunks of 16 bytes (32 KB, the size NVIDIA's warp-specialised
 // scan uses; 40 KB for selection, below); `stages` tiles are in flight per SM (the shared-memory ring: 7 × 32 KB = 224 KB of the
 // H200's 227 KB); the compute warps reduce `reduce_ahead` tiles ahead of the one they scan. Calls of
 // fewer than `min_tiles` tiles use the classic one-tile-per-block agent. `writer_warps` > 0: that many
 // warps of their own write each tile out once its prefix is known, and the compute warps only reduce
-// (and stage), as far ahead as the ring lets them (`reduce_ahead` then unused; pipe_engine.cuh, "Writer
+// (and stage), as far ahead as the ring lets them (`reduce_ahead` then unused; persistent/engine.cuh, "Writer
 // warps"). build.rs parses this table too.
 //
-// Why these numbers (H200, i32 inclusive sum at 2^28, ratio to memcpy; benches/NOTES.md): reducing
+// Why these numbers (H200, i32 inclusive sum at 2^28, ratio to memcpy; benches/log): reducing
 // 1 / 2 / 3 / 4 tiles ahead with 6 stages gave 0.32-0.83 / 0.55-0.81 / 0.97 / 0.95; 5 of 6 stages 0.63
 // (the ring has no room left to load ahead); 7 stages with 4 ahead 0.97 (u8 0.88, i64 0.76), with 6
 // ahead 0.62. Below 1024 tiles (32 MB) the classic agent is faster (2^22 i32: 18.0 against 19.1 us;
@@ -103,31 +103,31 @@
 //
 // Selection runs 20 compute warps of 4 chunks per lane (40 KB tiles, a ring of 5, 3 tiles reduced
 // ahead): its per-item work (predicate, staging) is chains of dependent instructions, and more warps
-// per scheduler hide them (ncu, benches/NOTES.md session 15). i32 at 2^28, µs, 16 × 4 (32 KB, ring of 6)
+// per scheduler hide them (ncu, benches/log 2026-12-01). i32 at 2^28, µs, 16 × 4 (32 KB, ring of 6)
 // → 20 × 4: select_if 450 → 442, 1 % 377 → 338, in place 471 → 448, unique 399 → 384, count_if 256 →
 // 264 (fewer bytes in flight: 2 slots loading, not 3); 24 × 2 (24 KB, ring of 8) 12-29 % slower than
 // 16 × 4 (twice the per-warp overhead per item); 32 × 2 cannot launch (1,120 threads with the engine's
 // 3 warps; 29 compute warps at most). Earlier: 8 × 8 0.605, 12 × 4 0.592, 16 × 4 0.642 of memcpy for
-// select_if (session 4). With 16 × 4: a ring of 7 was 0.1-0.6 % slower at 2^28 and 19 % slower for
+// select_if (2026-11-30). With 16 × 4: a ring of 7 was 0.1-0.6 % slower at 2^28 and 19 % slower for
 // select_if 1 % at 2^24; 2 ahead of 6 up to 2.6 × slower (select_if 1 % at 2^28; count_if, which waits
 // for no prefix, unchanged: the look-ahead's slack). min_tiles 819: the 32 MB of 1024 tiles of 32 KB.
-// 8 writer warps (session 18; 31 warps, so 64 registers): i32 at 2^28, µs, same call, none → 8:
+// 8 writer warps (2026-12-01; 31 warps, so 64 registers): i32 at 2^28, µs, same call, none → 8:
 // select_if 432 → 393, 1 % 337 → 311, unique 383 → 340, count_if 268 → 250, in place 432 → 439,
 // partition reversed 555 → 590; 4 writer warps (copying their parts in a row) 428 / 309 / 361 and
 // partition 696; 16 compute + 8 writers with a ring of 7 × 32 KB 408 / 339 / 371.
 //
-// The partitions (`partition`) run the same Work without writer warps, in kernels of their own (session
-// 19): they copy every item out, not only the selected ones, and through 8 writer warps the reversed
+// The partitions (`partition`) run the same Work without writer warps, in kernels of their own (2026-12-02
+// ): they copy every item out, not only the selected ones, and through 8 writer warps the reversed
 // partition of i32 at 2^28 took 591 µs; on their own 20 compute warps 565-569 (with compaction's batched
-// copy-out 577), i64 1126 → 1074, f16 449 → 420 (benches/NOTES.md session 19). 2 tiles reduced ahead was
+// copy-out 577), i64 1126 → 1074, f16 449 → 420 (benches/log 2026-12-02). 2 tiles reduced ahead was
 // 1 % faster at 2^28 and 2-4 % slower at 2^23-2^24; 16 × 4 with a ring of 6 × 32 KB 3 % slower.
 //
-// The run-based primitives (agent_pipe_runs.cuh) run 16 compute warps of 4 chunks per lane (as
-// selection did until session 15; a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a
+// The run-based primitives (persistent/runs_work.cuh) run 16 compute warps of 4 chunks per lane (as
+// selection did until 2026-12-01; a 32 KB slot holds keys and values: i32 + i32 is 4096 items), with a
 // ring of 6 and 3 tiles reduced ahead; the encodings also keep staged head indices (up to 32 KB) in static shared memory.
 // Their per-round work (warp scans of (count, payload) pairs, staging) is latency-bound with 8 warps:
 // i32 at 2^28, runs of 4, same call, 8 × 8 / 16 × 4: run_length_encode 1205 / 733 µs, reduce_by_key
-// 1231 / 1246, unique_by_key 1256 / 1263 (CUB 784, 1250, 1749; benches/NOTES.md).
+// 1231 / 1246, unique_by_key 1256 / 1263 (CUB 784, 1250, 1749; benches/log).
 //
 // select_flagged (`flagged`) is selection with the flags as a side stream: each slot holds the tile's
 // items and then its flags (one byte per item), so a 32 KB tile of items takes 40 KB with i32 items and

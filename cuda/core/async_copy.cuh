@@ -1,5 +1,5 @@
 // sm_90 asynchronous copies: shared-memory barriers (mbarrier) and 1-D bulk copies (TMA) from global to
-// shared memory. Only the persistent agents (agent_pipe_scan.cuh) use them, and only when compiled for
+// shared memory. Only the persistent agents (persistent/scan_work.cuh) use them, and only when compiled for
 // sm_90 or newer; the host never launches those kernels on older GPUs.
 //
 // A bulk copy writes shared memory through the "async proxy" and signals completion on an mbarrier as a

@@ -61,7 +61,7 @@ __device__ __forceinline__ bool lookback_step(const State& state, int64_t end, u
 }
 
 // WIDE = 1: every step reads one sub-window of 32 (the default). WIDE > 1: the first step reads 32, later
-// steps WIDE × 32. Measured on the H200 (benches/NOTES.md, session 8): the wider steps help the run-based
+// steps WIDE × 32. Measured on the H200 (benches/log, 2026-11-30): the wider steps help the run-based
 // agent's keyed kernels (reduce_by_key, unique_by_key, scan_by_key: 4-7 % at 2^22-2^24 for i32, more for
 // f64) and cost the scans, the selections and the encodings 2-9 % at 2^20-2^24 (more registers: fewer
 // resident blocks or spills), so only the keyed kernels ask for them.

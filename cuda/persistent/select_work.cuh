@@ -1,15 +1,15 @@
-// Compaction and partitions on the persistent engine (pipe_engine.cuh, sm_90+), one Work compiled as three
+// Compaction and partitions on the persistent engine (persistent/engine.cuh, sm_90+), one Work compiled as three
 // kernel families, each with its own tuning row (ALGO_):
 // - Algo::select: select_if and unique (MODE_COMPACT, out of place or in place) and count_if (MODE_COUNT);
 // - Algo::partition: the three partition layouts, and MODE_COUNT for the stable partition's first pass;
 // - Algo::flagged: select_flagged's compaction (out of place or in place), the flags a side stream of the
-//   engine (one byte per item after the tile's items in its ring slot, pipe_engine.cuh) and the items
+//   engine (one byte per item after the tile's items in its ring slot, persistent/engine.cuh) and the items
 //   moved as bits (T is Bits<size>::type).
 // The partitions have kernels of their own because they copy every item out, not only the selected ones:
-// the select row's writer warps, which made compaction 9-11 % faster, made them 2.5-6 % slower (session
-// 18), and a runtime switch between the two paths in one kernel made the 2- and 8-byte kernels spill
+// the select row's writer warps, which made compaction 9-11 % faster, made them 2.5-6 % slower (2026-12-01
+// ), and a runtime switch between the two paths in one kernel made the 2- and 8-byte kernels spill
 // (tuning.cuh has the measurements).
-// The mask-only mode stays on the classic agent (agent_select.cuh). `handles(p)` says which modes a kernel
+// The mask-only mode stays on the classic agent (classic/select.cuh). `handles(p)` says which modes a kernel
 // was compiled for; its entry point traps on any other (the host never launches one).
 //
 // A tile reduces to its number of selected items. As soon as its aggregate is published, each warp
@@ -22,15 +22,15 @@
 // row was four times the shuffle latency, on every tile).
 //
 // In place (`out == in`): every output index is at most its input index, and the engine writes a tile
-// only after every earlier tile's bulk copy has completed (pipe_engine.cuh, "Ordering"); the status
+// only after every earlier tile's bulk copy has completed (persistent/engine.cuh, "Ordering"); the status
 // words use release/acquire then (CountState::ordered), published by the engine's publisher warp. unique
 // also reads the item before the tile from global memory (in `on_load`, before the tile's `full` phase
 // completes, so before the tile's aggregate is published); the only earlier write that can reach it
-// writes back the value already there (see agent_select.cuh).
+// writes back the value already there (see classic/select.cuh).
 #pragma once
-#include "agent_select.cuh"
-#include "pipe_engine.cuh"
-#include "shared_cursor.cuh"
+#include "../classic/select.cuh"
+#include "engine.cuh"
+#include "../core/shared_cursor.cuh"
 
 namespace lookback {
 
@@ -46,8 +46,8 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
     using Params = SelectParams;
     using Op = OpSum;
     using A = uint64_t;
-    // How the look-ahead reads the status words, per launch (i32 at 2^28 on the H200, benches/NOTES.md
-    // session 14; serial → the choice): count_if clamped batches, 415 → 268 µs (it waits for no prefix,
+    // How the look-ahead reads the status words, per launch (i32 at 2^28 on the H200, benches/log
+    // 2026-12-01; serial → the choice): count_if clamped batches, 415 → 268 µs (it waits for no prefix,
     // so the look-ahead's pace was its limit); out-of-place compaction predicated batches, select_if 485 →
     // 459, 1 % 425 → 394, unique 456 → 423. In place stays serial (predicated 493 → 563, clamped equal),
     // and so do the partitions (predicated equal within noise, in the stable partition's second pass).
@@ -102,7 +102,7 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
     }
     // A tile's count fits 32 bits too: warp w's exclusive part and the tile's total are two redux
     // instructions (the engine's default, a scan of 64-bit values, was ~55 instructions per warp per tile
-    // with the named barrier before it: ncu, benches/NOTES.md session 13).
+    // with the named barrier before it: ncu, benches/log 2026-12-01).
     template <class, int WARPS, class X>
     static __device__ __forceinline__ void scan_warp_totals(const X* totals, int w, X& exclusive, X& aggregate) {
         const int lane = (int)lane_id();
@@ -226,7 +226,7 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
                 for (int c = 0; c < CG; ++c) {
                     const int first = Engine::chunk_index(g * CG + c) * E;
                     const int mine = max(0, min(E, valid - first));
-                    // 64-bit shift: well defined for mine = 32 (see the ptxas note in agent_select.cuh).
+                    // 64-bit shift: well defined for mine = 32 (see the ptxas note in classic/select.cuh).
                     mask &= ~(CHUNK_BITS << (c * E)) | ((uint32_t)((1ull << mine) - 1) << (c * E));
                 }
             }
@@ -343,7 +343,7 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
     }
 
     // The staged items of compute warp `part` out, coalesced, by the calling warp (that compute warp, or
-    // a writer warp: pipe_engine.cuh), `carry` the selected items before the part.
+    // a writer warp: persistent/engine.cuh), `carry` the selected items before the part.
     static __device__ __forceinline__ void write_part(const Params& p, const Slot& slot, const uint4* tile,
                                                       uint64_t start, int valid, int part, A carry) {
         if (!FLAGS && p.mode == MODE_COUNT) return;
@@ -357,8 +357,7 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
         const uint32_t rejected = warp_valid - min(selected, warp_valid);
         const uint64_t rejected_before = start + warp_first - carry;
         if (p.mode == MODE_PARTITION_REVERSE) {  // downwards from the end: the lowest address is the last one's
-            copy_out<true>(static_cast<T*>(p.out) + (launch_items(p.lb, p.n) - rejected_before - rejected), stage + selected,
-                           rejected);
+            copy_out<true>(static_cast<T*>(p.out) + (engine_items - rejected_before - rejected), stage + selected, rejected);
         } else {
             T* to = p.mode == MODE_PARTITION_SPLIT ? static_cast<T*>(p.out_rejected) + rejected_before
                                                    : static_cast<T*>(p.out) + slot.known_total + rejected_before;
@@ -370,20 +369,20 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
     // in rounds of 32 consecutive destinations that start on a multiple of 32 items: every store
     // instruction then writes within one 128-byte line (i32) and whole sectors but at the range's two ends.
     // A store of 32 items from an arbitrary `to` spans two lines and five sectors, two of them partial:
-    // ncu counted 17 % more L2 sectors than the bytes need for select_if at 2^28 (session 15). A count known
+    // ncu counted 17 % more L2 sectors than the bytes need for select_if at 2^28 (2026-12-01). A count known
     // before the loop lets the compiler unroll it with immediate offsets (`for (i = lane; i < count; i += 32)`
     // tested and branched after every store and rebuilt the 64-bit address each time).
     //
     // Compaction's rounds go out in batches of BATCH: every shared-memory load of a batch, then its stores,
     // so one load latency per batch rather than per round (a store after a load of the same round waited
     // for it, and the next load was not moved above the store: ~30 cycles a round). A writer warp copies
-    // several parts in a row, so its copy-out's latency is what keeps each slot taken (pipe_engine.cuh).
+    // several parts in a row, so its copy-out's latency is what keeps each slot taken (persistent/engine.cuh).
     // The partitions, copied out by their compute warps (20 per SM), keep a plain loop: batched, reversed
-    // partition i32 at 2^28 was 577 µs against 556-559 (session 19).
+    // partition i32 at 2^28 was 577 µs against 556-559 (2026-12-02).
     //
     // Up to ALIGNED_FROM items (4 rounds) go out unaligned, in at most 4 predicated loads and stores per
     // lane and no loop: with few rounds the aligned walk's extra round and the loop's set-up cost more than
-    // the lines they save (session 17: select_if 1 %, ~5 items per warp, 3 % slower at 2^28 through the
+    // the lines they save (2026-12-01: select_if 1 %, ~5 items per warp, 3 % slower at 2^28 through the
     // loop; unique of runs of 4, ~128 items, 1.4 % slower aligned).
     static constexpr uint32_t ALIGNED_FROM = 4 * 32;
     static constexpr uint32_t BATCH = 8;

@@ -1,11 +1,11 @@
 // One tile of the run-based primitives whose outputs are written at run heads — reduce_by_key, run-length
 // and run-end encoding, unique_by_key — with the items in registers. Semantics are the classic run agent's
-// (agent_runs.cuh), output for output; the look-back, its state and the pair operator are that agent's.
+// (classic/runs.cuh), output for output; the look-back, its state and the pair operator are that agent's.
 //
-// Why a tile of its own (benches/NOTES.md, session 22). The run agent stages whole input tiles in shared
+// Why a tile of its own (benches/log, 2026-12-02). The run agent stages whole input tiles in shared
 // memory, reads them back into registers and stages its outputs block-wide; its i32 reduce_by_key and
 // run-length encoding reach 0.68 and 0.57 of memcpy at 2^28. The same design lost 20-44 % to a register
-// tile for the scans by key of 8-byte values (agent_scan_by_key.cuh, session 21). Here warp w owns 32·IPT
+// tile for the scans by key of 8-byte values (classic/scan_by_key_tile.cuh, 2026-12-02). Here warp w owns 32·IPT
 // consecutive items and lane l IPT of them; keys (and values) are loaded warp-striped in 16-byte units, all
 // in flight together, and transposed to the lanes' items through a per-warp shared buffer.
 //
@@ -25,7 +25,7 @@
 // Not in place (the Rust layer rejects overlapping buffers): a warp reads the key before its first item,
 // which another warp or tile may own.
 #pragma once
-#include "agent_runs.cuh"
+#include "runs.cuh"
 
 namespace lookback {
 
@@ -78,7 +78,7 @@ template <int UPL> struct WarpUnits {
 // resident blocks — 5 with values (192 × 20: 63 registers, 30.8 KB), 6 for the encodings (4-byte keys
 // 192 × 32: 56 registers, 36.9 KB; 8-byte keys 192 × 16: 56 registers, 30.8 KB), no spills. The encodings
 // stage 16-bit tile-local lengths and indices (STAGE16): 6 KB per warp instead of 8 let 6 blocks of 192
-// threads fit (probe, session 22: 128 × 32 went from 6 to 8 blocks per SM and 7 % faster at 2^28).
+// threads fit (probe, 2026-12-02: 128 × 32 went from 6 to 8 blocks per SM and 7 % faster at 2^28).
 template <int KB, class V, bool VALUED> struct HeadsShape {
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
     static constexpr int MAXB = HAS_VALUES && (int)sizeof(V) > KB ? (int)sizeof(V) : KB;
@@ -159,7 +159,7 @@ struct HeadsAgent {
         at.valid = (int)min((uint64_t)TILE_ITEMS, bt.n - at.start);
         at.wfirst = (int)warp_id() * WARP_ITEMS;
         at.wvalid = max(0, min(WARP_ITEMS, at.valid - at.wfirst));
-        // The last tile goes item by item (see agent_scan_by_key.cuh for why the test is per tile).
+        // The last tile goes item by item (see classic/scan_by_key_tile.cuh for why the test is per tile).
         at.full = at.valid == TILE_ITEMS && ((uintptr_t)p.keys | (HAS_VALUES ? (uintptr_t)p.values : 0)) % 16 == 0;
         return at;
     }
@@ -380,7 +380,7 @@ struct HeadsAgent {
                           p.length_bytes);
             }
         }
-        // Not needed by a one-tile block; kept because the kernels measured in session 22 had it (from a
+        // Not needed by a one-tile block; kept because the kernels measured on 2026-12-02 had it (from a
         // looping variant, since removed): without it nvcc 13.0 lays out the tail's branches differently,
         // which has not run on the H200.
         __syncwarp();

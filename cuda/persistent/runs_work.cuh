@@ -1,7 +1,7 @@
-// The run-based primitives on the persistent engine (pipe_engine.cuh, sm_90+): run-length and run-end
+// The run-based primitives on the persistent engine (persistent/engine.cuh, sm_90+): run-length and run-end
 // encoding and unique_by_key (`lookback_pipe_runs_k<key bytes>_v<value bytes>`), reduce_by_key with Sum,
 // Min or Max (`lookback_pipe_by_key_<op>_k<key bytes>_<value type>`); the scans by key reuse this Work's
-// reduction with their own write pass (agent_pipe_scan_by_key.cuh). Non-trivial runs are the encodings'
+// reduction with their own write pass (persistent/scan_by_key_work.cuh). Non-trivial runs are the encodings'
 // kernels with another count (write_non_trivial). Semantics are the classic
 // agent's, item for item: read its header for the pair operator and the outputs.
 //
@@ -42,7 +42,7 @@
 // items); for the encodings, the round-local index of each run's head in a per-warp buffer of static
 // shared memory, from which the copy-out computes the lengths or ends. Storing straight from registers
 // (the first version) put one warp store into up to 32 sectors and saturated L2 at a fifth of HBM's
-// write bandwidth (benches/NOTES.md).
+// write bandwidth (benches/log).
 //
 // Early staging (prepare_tile; reduce_by_key and unique_by_key with one round per warp, ROUNDS == 1:
 // keys and values of 4 or more bytes together). The lanes keep their round in registers from the reduce
@@ -52,7 +52,7 @@
 // of the run open when the warp starts (its part in the warp kept beside the slot, finished in scan_tile).
 // Without it the write pass read the round again, recomputed its heads and scanned it after the prefix
 // wait, on every tile: reduce_by_key i32 at 2^28 1088 → 1007 µs, unique_by_key 1265 → 1253 (H200,
-// benches/NOTES.md session 16). The encodings stay as they were: the same split (lengths or ends staged
+// benches/log 2026-12-01). The encodings stay as they were: the same split (lengths or ends staged
 // after the keys, a fallback for warps whose runs do not fit) made run-length encoding 17 % slower and,
 // through its registers (96, the cap, with a spill), non-trivial runs 16 % slower though they never
 // staged early. The input's last tile (item n-1 closes its run) writes after the prefix.
@@ -60,8 +60,8 @@
 // Not in place (the Rust layer rejects overlapping buffers): a tile reads key start-1 from global memory,
 // which is another tile's input.
 #pragma once
-#include "agent_runs.cuh"
-#include "pipe_engine.cuh"
+#include "../classic/runs.cuh"
+#include "engine.cuh"
 
 namespace lookback {
 
@@ -164,7 +164,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     static constexpr bool WRITES_RING = true;  // run keys and values are staged over the slot
     // Batched look-ahead loads for reduce_by_key (and the scans by key, which inherit it): i32 runs of 4 at
     // 2^28 on the H200, 1232 -> 1096 µs (scan_by_key 1228 -> 942); the position-carrying Works measured
-    // slower with them (unique_by_key 1262 -> 3000, run_length_encode 734 -> 751; benches/NOTES.md).
+    // slower with them (unique_by_key 1262 -> 3000, run_length_encode 734 -> 751; benches/log).
     // BATCHED_LOOKAHEAD is defined below, after AV.
     // The engine's tile, computed here too (the engine cannot be asked while this class is incomplete;
     // scan_tile asserts that both agree).
@@ -183,7 +183,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     using AV = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
     using A = RunPair<AV>;
     // Not for 8-byte reductions (16-byte entries): batched, f64 reduce_by_key at 2^28 measured 2577 or
-    // 4287 µs in two calls, against 2869 one by one in both (benches/NOTES.md, session 7).
+    // 4287 µs in two calls, against 2869 one by one in both (benches/log, 2026-11-30).
     static constexpr bool BATCHED_LOOKAHEAD = VALUED && sizeof(AV) <= 4;
     using Op = std::conditional_t<VALUED, PairOp<Op_, true>, PairOp<OpMax, false>>;
     using State = RunsPairState<A, POSITIONS, TILE_ITEMS>;
@@ -391,7 +391,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
     // Whether a tile is staged early (prepare_tile): EARLY, and not the input's last tile (item n-1
     // closes its run there), so a full one. Uniform over the tile.
     static __device__ __forceinline__ bool early_tile(const Params& p, uint64_t start, int valid) {
-        return EARLY && start + (uint64_t)valid != launch_items(p.lb, p.n);
+        return EARLY && start + (uint64_t)valid != engine_items;
     }
 
     // Right after the tile's aggregate is published (early tiles): the warp scans its round, kept in
@@ -510,7 +510,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         // Item n-1 closes its run, if that run is non-trivial: run round_base + h - 1.
         if (last >= 0 && cur <= last - 1) {
             const uint64_t begin = cur >= 0 ? round_at + (uint64_t)cur : open_before;
-            put_index(p.out_values, round_base + h - 1, launch_items(p.lb, p.n) - begin, p.length_bytes);
+            put_index(p.out_values, round_base + h - 1, engine_items - begin, p.length_bytes);
         }
         const int c_lo = __any_sync(~0u, closes_first) ? 0 : 1;
         const int c_hi = __any_sync(~0u, closes_last) ? (int)round_runs : (int)round_runs - 1;
@@ -538,7 +538,7 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
         static __device__ __forceinline__ void run(const Params& p, int valid, const Slot& slot, uint4* tile,
                                                    uint64_t start, A carry) {
             const int lane = (int)lane_id();
-            const bool last_tile = start + (uint64_t)valid == launch_items(p.lb, p.n);
+            const bool last_tile = start + (uint64_t)valid == engine_items;
             K prev = warp_key_before<FULL>(p, slot, tile, start, valid);
             const bool nt = !HAS_VALUES && p.mode == RUNS_NON_TRIVIAL;
             bool prev_head = nt && warp_head_before<FULL, EQ>(p, slot, tile, start, valid);
@@ -598,7 +598,8 @@ template <int KB, class V, class Op_, bool VALUED> struct PipeRunsWork : PipeWor
                         // The last run's head: this lane's latest, or the one open before its items.
                         const uint64_t head_at =
                             r.heads ? round_at + (uint64_t)(GI * lane + 31 - __clz(r.heads)) : before.value;
-                        put_index(p.out_values, run, p.mode == RUNS_ENDS ? launch_items(p.lb, p.n) : launch_items(p.lb, p.n) - head_at, p.length_bytes);
+                        put_index(p.out_values, run, p.mode == RUNS_ENDS ? engine_items : engine_items - head_at,
+                                  p.length_bytes);
                     }
                 }
                 __syncwarp();
