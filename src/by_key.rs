@@ -1,13 +1,15 @@
 //! Keyed primitives: `reduce_by_key`, `unique_by_key`, and the segmented scans `inclusive_scan_by_key` /
-//! `exclusive_scan_by_key` — one launch each (see `cuda/agent_runs.cuh`).
+//! `exclusive_scan_by_key` — one launch each (see `cuda/classic/runs.cuh`).
 use crate::element::Element;
 use crate::encode::one_shot_runs;
-use crate::error::{Error, Result, check_len};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::{Result, check_len};
 use crate::host::check_reduce_op;
-use crate::kernels::{self, Algo};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
 use crate::op::ScanOp;
-use crate::runs::{Runs, RunsJob, RunsMode, positional_kernel};
+use crate::plan::{Elem, Primitive};
+use crate::runs::{Runs, RunsJob, RunsMode};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
@@ -59,29 +61,13 @@ impl Workspace {
                 Span::new::<u64>("num_runs", count, 1),
             ],
         )?;
-        let ((kernel, algo), pipe_kernel, mode) = match reduce {
-            Some(op) => (
-                keyed_runs_kernel(kernels::heads_kernel(op.kind(), size_of::<K>(), V::DTYPE), || {
-                    by_key_kernel::<K, V>(op)
-                })?,
-                kernels::pipe_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE),
-                RunsMode::Reduce,
-            ),
-            None => (
-                keyed_runs_kernel(kernels::heads_runs_kernel(size_of::<K>(), size_of::<V>()), || {
-                    positional_kernel(size_of::<K>(), size_of::<V>())
-                })?,
-                kernels::pipe_runs_kernel(size_of::<K>(), size_of::<V>()),
-                RunsMode::Unique,
-            ),
+        let (key_bytes, value) = (size_of::<K>(), Elem::of::<V>());
+        let (primitive, mode) = match reduce {
+            Some(op) => (Primitive::ReduceByKey { op, key_bytes, value }, RunsMode::Reduce),
+            None => (Primitive::UniqueByKey { key_bytes, value }, RunsMode::Unique),
         };
         let job = RunsJob {
-            kernel,
-            small_kernel: None,
-            pipe_kernel,
-            value_bytes: size_of::<V>(),
-            algo,
-            tile_bytes: size_of::<K>().max(size_of::<V>()),
+            primitive,
             keys: k,
             values: v,
             out_keys: ko,
@@ -127,15 +113,8 @@ impl Workspace {
             &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
             &[Span::new::<V>("output", o, out_len)],
         )?;
-        let (kernel, algo) = scan_by_key_kernel::<K, V>(op)?;
         let job = RunsJob {
-            kernel,
-            small_kernel: None,
-            // The persistent kernel is reduce_by_key's: the mode picks its scan Work.
-            pipe_kernel: kernels::pipe_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE),
-            value_bytes: size_of::<V>(),
-            algo,
-            tile_bytes: size_of::<K>().max(size_of::<V>()),
+            primitive: Primitive::ScanByKey { op, key_bytes: size_of::<K>(), value: Elem::of::<V>() },
             keys: k,
             values: v,
             out_keys: 0,
@@ -319,41 +298,6 @@ impl Workspace {
     {
         self.scan_by_key_into(keys, values, output, Some(init), op)
     }
-}
-
-/// The keyed reduction/scan kernel of `(op, K, V)`.
-fn by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<kernels::Kernel> {
-    kernels::by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE)
-        .ok_or(Error::Unsupported { operation: op.name(), dtype: V::DTYPE.name() })
-}
-
-/// The classic kernel of reduce_by_key or unique_by_key and its tuning row: the register tile whose run
-/// heads write every output (`cuda/agent_heads.cuh`, compiled for 4-byte keys and values) where there is
-/// one, else the run agent's kernel (`other`). H200, i32 keys (runs of mean 4) and values, reduce_by_key
-/// in a probe (`benches/probes/runs_tile.cu`, benches/NOTES.md session 22): 22.8 / 62.0 / 211.4 / 798.5 µs
-/// at 2^22 / 2^24 / 2^26 / 2^28 against the run agent's 26.3 / 74.5 / 249.4 / 935.0.
-fn keyed_runs_kernel(
-    heads: Option<kernels::Kernel>,
-    other: impl FnOnce() -> Result<kernels::Kernel>,
-) -> Result<(kernels::Kernel, Algo)> {
-    match heads {
-        Some(kernel) => Ok((kernel, Algo::Heads)),
-        None => Ok((other()?, Algo::Runs)),
-    }
-}
-
-/// The classic scan-by-key kernel of `(op, K, V)` and its tuning row: the register tile
-/// (`cuda/agent_scan_by_key.cuh`) for 8-byte values, the keyed reduction's kernel for the others. H200,
-/// f64 keys and values, inclusive sum (benches/NOTES.md, session 21): 12.9 / 35.2 / 109.4 / 1585.1 µs at
-/// 2^20 / 2^22 / 2^24 / 2^28 against CUB's 17.4 / 41.5 / 120.4 / 1685.0 in the same process; the keyed
-/// reduction's tile took 17.1 / 46.3 / 135.7 / 1900.7 in a probe (`benches/probes/scan_by_key_tile.cu`).
-fn scan_by_key_kernel<K: Element, V: Element>(op: ScanOp) -> Result<(kernels::Kernel, Algo)> {
-    if size_of::<V>() == 8 {
-        let kernel = kernels::scan_by_key_kernel(op.kind(), size_of::<K>(), V::DTYPE)
-            .ok_or(Error::Unsupported { operation: op.name(), dtype: V::DTYPE.name() })?;
-        return Ok((kernel, Algo::ScanByKey));
-    }
-    Ok((by_key_kernel::<K, V>(op)?, Algo::Runs))
 }
 
 /// Allocates an output of `n` items and runs `f` with a temporary workspace.

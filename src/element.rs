@@ -11,7 +11,7 @@ mod sealed {
 /// An element type `lookback` can process: `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `f32`,
 /// `f64`, [`half::f16`] and [`half::bf16`].
 ///
-/// Sealed: it is implemented exactly for the types of `cuda/types.cuh`, the list the kernels are compiled
+/// Sealed: it is implemented exactly for the types of `cuda/core/types.cuh`, the list the kernels are compiled
 /// from (a test checks both lists agree).
 ///
 /// # Safety contract (upheld by this crate, the only implementor)

@@ -1,31 +1,12 @@
 //! Run-length and run-end encoding, and the non-trivial runs of a sequence: one launch each, no second
-//! pass (see `cuda/agent_runs.cuh`).
+//! pass (see `cuda/classic/runs.cuh`).
 use crate::element::Element;
 use crate::error::Result;
-use crate::kernels::{self, Algo, Kernel};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
-use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type, positional_kernel};
+use crate::plan::Primitive;
+use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use std::sync::Arc;
-
-/// The classic kernel of an encoding (`mode`) of keys of `key_bytes` and its tuning row. Every encoding
-/// takes the register tile whose run heads write every output where one is compiled
-/// (`cuda/agent_heads.cuh`: 4- and 8-byte keys), other key sizes the run agent; small inputs take the run
-/// agent's small-grid kernel either way (`small_grid_tiles` in runs.rs). H200, runs of mean 4, at 2^22 /
-/// 2^24 / 2^28 (benches/NOTES.md): i32 RLE 16.9 / 47.0 / 530.4 µs against the run agent's 22.1 / 54.6 /
-/// 661.6 (probe `benches/probes/runs_tile.cu`, session 22); i32 non-trivial runs 19.0 / 44.9 / 498.9
-/// against 21.2 / 52.0 / 622.2, f64 RLE 25.2 / 69.5 / 897.7 against 26.8 / 73.9 / 968.7, f64 non-trivial
-/// runs 24.2 / 65.9 / 861.7 against 23.8 / 68.4 / 879.5 (probe `benches/probes/encode_tile.cu`, session 23).
-pub(crate) fn encode_kernel(key_bytes: usize, mode: RunsMode) -> Result<(Kernel, Algo)> {
-    let heads = match mode {
-        RunsMode::NonTrivial => kernels::heads_non_trivial_kernel(key_bytes),
-        _ => kernels::heads_runs_kernel(key_bytes, 0),
-    };
-    Ok(match heads {
-        Some(kernel) => (kernel, Algo::HeadsEncode),
-        None => (positional_kernel(key_bytes, 0)?, Algo::Encode),
-    })
-}
 
 impl Workspace {
     /// One encoding launch: `first`/`second` get (run value, length or end) or (offset, length).
@@ -69,16 +50,8 @@ impl Workspace {
                 Span::new::<u64>("num_runs", count, 1),
             ],
         )?;
-        // Every encoding has a persistent kernel (the mode picks the outputs).
-        let pipe_kernel = kernels::pipe_runs_kernel(size_of::<T>(), 0);
-        let (kernel, algo) = encode_kernel(size_of::<T>(), mode)?;
         let job = RunsJob {
-            kernel,
-            small_kernel: kernels::runs_small_kernel(size_of::<T>()),
-            pipe_kernel,
-            value_bytes: 0,
-            algo,
-            tile_bytes: size_of::<T>(),
+            primitive: Primitive::Encode { mode, key_bytes: size_of::<T>() },
             keys: src,
             values: 0,
             out_keys: a,
@@ -239,9 +212,7 @@ pub(crate) fn one_shot_runs<A: DeviceRepr, B: DeviceRepr>(
     let mut first = unsafe { stream.alloc::<A>(n) }?;
     // SAFETY: as above.
     let mut second = unsafe { stream.alloc::<B>(n) }?;
-    let mut count = ws.take_count_buffer(stream)?;
-    f(&mut ws, &mut first, &mut second, &mut count)?;
-    let len = ws.read_count(stream, count)?;
+    let len = ws.count_on_host(stream, |ws, count| f(ws, &mut first, &mut second, count))?;
     Ok(Runs::new(first, second, len))
 }
 

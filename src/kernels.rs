@@ -8,15 +8,19 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// A compiled kernel: its symbol and the fatbin (index into `IMAGES`) that holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Kernel {
+pub struct Kernel {
+    /// The symbol.
     pub name: &'static str,
+    /// Index of its fatbin in `IMAGES`.
     pub image: usize,
 }
 
-/// An algorithm family, as keyed in `cuda/tuning.cuh`.
+/// An algorithm family, as keyed in `cuda/core/tuning.cuh`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Algo {
+pub enum Algo {
+    /// The scans.
     Scan,
+    /// The selections (compaction, count, mask, partitions, three-way partition).
     Select,
     /// The partitions on the persistent engine (compaction's Work without writer warps).
     Partition,
@@ -28,52 +32,45 @@ pub(crate) enum Algo {
     Encode,
     /// The encodings' small-grid kernel (`runs_small_kernel`).
     EncodeSmall,
-    /// The scans by key of 8-byte values (`scan_by_key_kernel`: `cuda/agent_scan_by_key.cuh`).
+    /// The scans by key of 8-byte values (`scan_by_key_kernel`: `cuda/classic/scan_by_key_tile.cuh`).
     ScanByKey,
     /// reduce_by_key and unique_by_key on the register tile whose run heads write every output
-    /// (`heads_kernel`, `heads_runs_kernel` with values: `cuda/agent_heads.cuh`).
+    /// (`heads_kernel`, `heads_runs_kernel` with values: `cuda/classic/runs_at_heads.cuh`).
     Heads,
     /// Run-length and run-end encoding (`heads_runs_kernel` without values) and the non-trivial runs
     /// (`heads_non_trivial_kernel`) on that tile.
     HeadsEncode,
 }
 
-/// One row of `cuda/tuning.cuh`.
+/// One row of `cuda/core/tuning.cuh`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Tuning {
+pub struct Tuning {
+    /// Threads per block.
     pub block_threads: u32,
+    /// 16-byte chunks of a tile per thread.
     pub chunks_per_thread: u32,
+    /// Default sleep before the first poll of a predecessor's status.
     pub first_poll_ns: u32,
+    /// Default sleep between polls.
     pub poll_ns: u32,
 }
 
-/// Below this many tiles a grid runs in about one wave on an H200 (132 SMs × 8 blocks): predecessors
-/// publish almost together, so waiting long before polling only adds latency.
-const SMALL_GRID_TILES: usize = 1024;
-
 impl Tuning {
-    /// The default back-off for a grid of `tiles` tiles: the table's delays, an eighth of them for
-    /// small grids (measured on the H200; see `cuda/tuning.cuh`).
-    pub const fn backoff_for(self, tiles: usize) -> (u32, u32) {
-        if tiles < SMALL_GRID_TILES {
-            (self.first_poll_ns / 8, self.poll_ns / 8)
-        } else {
-            (self.first_poll_ns, self.poll_ns)
-        }
-    }
-
     /// Items in one tile of an element type of `bytes` bytes (a chunk is 16 bytes).
     pub const fn tile_items(self, bytes: usize) -> usize {
         self.block_threads as usize * self.chunks_per_thread as usize * (16 / bytes)
     }
 }
 
-/// One row of `LOOKBACK_PIPE_TUNING` in `cuda/tuning.cuh`: the persistent, warp-specialised agent
-/// (`cuda/agent_pipe_scan.cuh`).
+/// One row of `LOOKBACK_PIPE_TUNING` in `cuda/core/tuning.cuh`: the persistent, warp-specialised agent
+/// (`cuda/persistent/scan_work.cuh`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PipeTuning {
+pub struct PipeTuning {
+    /// Warps that reduce and scan tiles.
     pub compute_warps: u32,
+    /// 16-byte chunks of a tile per compute lane.
     pub chunks_per_lane: u32,
+    /// Tiles in the shared-memory ring.
     pub stages: u32,
     /// Calls of fewer tiles use the classic agent.
     pub min_tiles: u32,
@@ -85,7 +82,7 @@ pub(crate) struct PipeTuning {
 
 impl PipeTuning {
     /// Threads per block: the compute warps, a load warp, a look-ahead warp, a publisher warp and the
-    /// writer warps (`PipeEngine::THREADS` in `cuda/pipe_engine.cuh`).
+    /// writer warps (`PipeEngine::THREADS` in `cuda/persistent/engine.cuh`).
     pub const fn block_threads(self) -> u32 {
         (self.compute_warps + 3 + self.writer_warps) * 32
     }
@@ -98,7 +95,7 @@ impl PipeTuning {
         self.stages as usize * (self.tile_bytes() + self.side_bytes_per_tile as usize)
     }
     /// This shape with a side stream of `side_bytes` per item of `item_bytes` after each tile, rounded up
-    /// to 16 bytes (`SLOT_BYTES` in `cuda/pipe_engine.cuh`).
+    /// to 16 bytes (`SLOT_BYTES` in `cuda/persistent/engine.cuh`).
     pub const fn with_side_stream(self, item_bytes: usize, side_bytes: usize) -> Self {
         let bytes = (self.tile_bytes() / item_bytes * side_bytes).div_ceil(16) * 16;
         Self { side_bytes_per_tile: bytes as u32, ..self }

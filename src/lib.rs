@@ -28,7 +28,7 @@
 //!
 //! ## Guarantees
 //! * Selected items keep their input order; in-place selection is safe because a tile writes only after
-//!   every earlier tile has finished reading (see `cuda/agent_select.cuh`). Partitions are not in-place.
+//!   every earlier tile has finished reading (see `cuda/classic/select.cuh`). Partitions are not in-place.
 //! * `unique` and the keyed/run primitives compare floats with IEEE `==`: `-0.0 == 0.0`, and a NaN equals
 //!   nothing (every NaN is kept by `unique`, and is a run of its own). `reduce_by_key` and `unique_by_key`
 //!   output the first key of each run.
@@ -90,6 +90,7 @@ mod launch;
 mod op;
 mod partition;
 mod partition3;
+mod plan;
 mod pred;
 mod runs;
 mod scan;
@@ -159,13 +160,9 @@ pub mod __private {
     /// Items per tile of the classic scans by key with values of `value_bytes` bytes and a larger column
     /// of `bytes` bytes: the register tile for 8-byte values, else the run-based kernels' tile.
     pub fn scan_by_key_tile_items(bytes: usize, value_bytes: usize) -> usize {
-        if value_bytes == 8 {
-            crate::kernels::tuning(crate::kernels::Algo::ScanByKey, 8).tile_items(8)
-        } else {
-            runs_tile_items(bytes)
-        }
+        crate::kernels::tuning(crate::plan::scan_by_key_row(value_bytes), bytes).tile_items(bytes)
     }
-    /// Items per tile of the register tile whose run heads write every output (`cuda/agent_heads.cuh`),
+    /// Items per tile of the register tile whose run heads write every output (`cuda/classic/runs_at_heads.cuh`),
     /// if one is compiled for keys of `key_bytes` and values of `value_bytes` (0: none, the encodings —
     /// run-length, run-end and non-trivial runs): reduce_by_key and unique_by_key with values, the
     /// encodings without.
@@ -194,7 +191,7 @@ pub mod __private {
     /// small-grid kernel (counted in the register tile's tiles where the key size has one, which all
     /// three encodings take; in the run agent's elsewhere); `None` for a size without encodings.
     pub fn encode_small_grid_items(key_bytes: usize) -> Option<usize> {
-        crate::runs::encode_small_grid_items(key_bytes)
+        crate::plan::encode_small_grid_items(key_bytes)
     }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {
@@ -211,10 +208,21 @@ pub mod __private {
     /// Items per tile of the persistent run-based kernels (sm_90+) with keys of `key_bytes` bytes and a
     /// value column of `value_bytes` bytes (0: none, the encodings).
     pub fn pipe_runs_tile_items(key_bytes: usize, value_bytes: usize) -> usize {
-        crate::runs::pipe_tile_items(key_bytes, value_bytes)
+        crate::plan::pipe_runs_tile_items(key_bytes, value_bytes)
     }
     /// Items per tile of the persistent scan (sm_90+) of an element type of `bytes` bytes.
     pub fn pipe_scan_tile_items(bytes: usize) -> usize {
         crate::kernels::pipe_tuning(crate::kernels::Algo::Scan).map_or(0, |p| p.tile_bytes() / bytes)
+    }
+    /// Dispatch (`src/plan.rs`): a call's description in, its launches out, all on the host; for
+    /// `tests/plan.rs`, which pins every choice.
+    pub mod plan {
+        pub use crate::kernels::{Algo, Kernel, PipeTuning, Tuning};
+        pub use crate::plan::{
+            Buffers, Call, Elem, Grid, Launch, Plan, Primitive, Shape, encode_small_grid_items, grid, plan,
+            small_grid_tiles,
+        };
+        pub use crate::runs::RunsMode;
+        pub use crate::select::Mode;
     }
 }

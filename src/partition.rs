@@ -302,8 +302,7 @@ pub fn partition_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> R
     let mut ws = Workspace::new(&stream);
     // SAFETY: the partition writes all `len` items (each input item goes to exactly one place).
     let mut out = unsafe { stream.alloc::<T>(input.len()) }?;
-    let mut count = ws.take_count_buffer(&stream)?;
-    ws.partition_if_stable_into(input, pred, &mut out, &mut count)?;
-    let num_selected = ws.read_count(&stream, count)?;
+    let num_selected =
+        ws.count_on_host(&stream, |ws, count| ws.partition_if_stable_into(input, pred, &mut out, count))?;
     Ok(Partitioned { buffer: out, num_selected })
 }

@@ -1,11 +1,11 @@
 //! Three-way partition: the items for which a first predicate holds, then the others for which a second
 //! one holds, then the rest — into three buffers, each part in input order, in one pass (see
-//! `cuda/agent_partition3.cuh`). CUB's `DevicePartition::If` with two predicates, with the third part in
+//! `cuda/classic/partition3.cuh`). CUB's `DevicePartition::If` with two predicates, with the third part in
 //! order rather than reversed.
 use crate::element::Element;
 use crate::error::Result;
-use crate::kernels::{self, Algo};
 use crate::launch::{Partition3Params, Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
+use crate::plan::{Buffers, Elem, Primitive};
 use crate::pred::Pred;
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut};
 
@@ -198,9 +198,8 @@ impl Workspace {
             // Invariant 6: an empty input writes counts of 0 and launches no kernel.
             return zero_counts(&stream, count, 2);
         }
-        let tuning = kernels::tuning(Algo::Select, size_of::<T>());
-        let tiles = n.div_ceil(tuning.tile_items(size_of::<T>()));
-        self.launch(&stream, kernels::partition3_kernel(T::DTYPE), tuning, tiles, |lb, _| Partition3Params {
+        let launch = self.plan_launch(&stream, Primitive::Partition3 { ty: Elem::of::<T>() }, n, Buffers::default())?;
+        self.launch(&stream, launch, |lb, _| Partition3Params {
             input: src,
             out_first: a,
             out_second: b,

@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 
 mod fold;
 
-/// Instructions a predicate may compile to (`PRED_MAX_INSTRUCTIONS` in `cuda/predicate.cuh`).
+/// Instructions a predicate may compile to (`PRED_MAX_INSTRUCTIONS` in `cuda/core/predicate.cuh`).
 ///
 /// # Example
 /// ```
@@ -26,7 +26,7 @@ mod fold;
 /// # Ok(()) }
 /// ```
 pub const MAX_INSTRUCTIONS: usize = 16;
-/// Deepest operand stack a predicate may need (`PRED_MAX_DEPTH` in `cuda/predicate.cuh`).
+/// Deepest operand stack a predicate may need (`PRED_MAX_DEPTH` in `cuda/core/predicate.cuh`).
 ///
 /// # Example
 /// ```
@@ -48,7 +48,7 @@ pub const MAX_INSTRUCTIONS: usize = 16;
 /// ```
 pub const MAX_DEPTH: usize = 8;
 
-/// Opcodes; must match the `PRED_*` enum of `cuda/predicate.cuh`.
+/// Opcodes; must match the `PRED_*` enum of `cuda/core/predicate.cuh`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 enum Opcode {
@@ -69,7 +69,7 @@ enum Opcode {
     Not = 14,
 }
 
-/// The compiled form: mirrors `PredProgram` of `cuda/predicate.cuh`, field for field.
+/// The compiled form: mirrors `PredProgram` of `cuda/core/predicate.cuh`, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PredProgram {

@@ -1,6 +1,6 @@
 //! The run-based primitives' shared parts: the result type, run-length types, key equality and the one
-//! launcher of their classic kernels (`cuda/agent_runs.cuh`, and the register tiles
-//! `cuda/agent_scan_by_key.cuh` and `cuda/agent_heads.cuh`) and persistent ones. The primitives are in
+//! launcher of their classic kernels (`cuda/classic/runs.cuh`, and the register tiles
+//! `cuda/classic/scan_by_key_tile.cuh` and `cuda/classic/runs_at_heads.cuh`) and persistent ones. The primitives are in
 //! `encode.rs` (run-length and run-end encoding, non-trivial runs) and `by_key.rs` (reduce, unique and
 //! scan by key).
 //!
@@ -12,22 +12,19 @@
 //! already have overwritten, and a run's outputs are written as soon as the run ends, before later tiles
 //! have read their inputs.
 //!
-//! Engines: every run-based primitive also runs on the persistent engine (`cuda/agent_pipe_runs.cuh`,
-//! `cuda/agent_pipe_scan_by_key.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when the keys
-//! and values (and a scan's output) are 16-byte aligned. [`Engine::Auto`](crate::Engine) takes it only for
-//! the scans by key of 1-byte keys and values, from the runs row's `min_tiles` of `cuda/tuning.cuh` up,
-//! counted on the keys alone (1024 tiles of keys: 2^23 i32 keys); everything else runs on the classic
-//! agent, measured faster at every size (`auto_persistent`). On the classic agent the encodings have tile
-//! shapes of their own (no value column) and two kernels: one for inputs of at most
-//! [`ENCODE_SMALL_GRID_TILES`] tiles (fewer resident threads per SM; larger tiles for 1- and 2-byte keys)
-//! and one for larger inputs; the launcher picks by the tile count. Classic reduce_by_key and
-//! unique_by_key of 4-byte keys and values, and the encodings (run-length, run-end, non-trivial runs) of
-//! 4- and 8-byte keys run on a register tile whose run heads write every output (`cuda/agent_heads.cuh`;
-//! up to 256 of its tiles the encodings take the small-grid kernel).
+//! Engines: every run-based primitive also runs on the persistent engine (`cuda/persistent/runs_work.cuh`,
+//! `cuda/persistent/scan_by_key_work.cuh`, sm_90+) under [`Engine::Persistent`](crate::Engine) when the keys
+//! and values (and a scan's output) are 16-byte aligned; [`Engine::Auto`](crate::Engine) takes it only for
+//! the scans by key of 1-byte keys and values. On the classic engine the encodings, reduce_by_key and
+//! unique_by_key take a register tile whose run heads write every output where one is compiled
+//! (`cuda/classic/runs_at_heads.cuh`), the scans by key of 8-byte values a register tile of their own
+//! (`cuda/classic/scan_by_key_tile.cuh`), everything else the run agent (`cuda/classic/runs.cuh`), and small
+//! encodings a small-grid kernel. `src/plan.rs` makes these choices, with the measurements behind them.
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::kernels::{self, Algo, DType, Kernel};
-use crate::launch::{RunsParams, Shape, Workspace, zero_counts};
+use crate::kernels::DType;
+use crate::launch::{RunsParams, Workspace, zero_counts};
+use crate::plan::{Buffers, Primitive};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
 
@@ -197,16 +194,23 @@ impl<A: DeviceRepr, B: DeviceRepr> Runs<A, B> {
     }
 }
 
-/// What a launch computes (`RUNS_*` in `cuda/params.cuh`).
+/// What a launch computes (`RUNS_*` in `cuda/core/params.cuh`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
-pub(crate) enum RunsMode {
+pub enum RunsMode {
+    /// reduce_by_key.
     Reduce = 0,
+    /// inclusive_scan_by_key.
     ScanInclusive = 1,
+    /// exclusive_scan_by_key.
     ScanExclusive = 2,
+    /// Run-length encoding.
     Encode = 3,
+    /// Run-end encoding.
     Ends = 4,
+    /// The non-trivial runs.
     NonTrivial = 5,
+    /// unique_by_key.
     Unique = 6,
 }
 
@@ -220,21 +224,8 @@ impl RunsMode {
 /// One run-based launch, with raw device addresses the caller keeps borrowed until it returns.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunsJob {
-    pub kernel: Kernel,
-    /// The classic kernel for inputs of at most [`small_grid_tiles`] tiles of `kernel`, if the
-    /// primitive has one (the encodings: `runs_small_kernel`, with a tile of its own); `None`: `kernel`
-    /// at every size.
-    pub small_kernel: Option<Kernel>,
-    /// The persistent kernel of the same launch, if the mode has one (`None`: always classic).
-    pub pipe_kernel: Option<Kernel>,
-    /// Bytes of a value item that the kernel reads (0: no value column); with the key's, it sets the
-    /// persistent tile ([`pipe_tile_items`]).
-    pub value_bytes: usize,
-    /// The tuning row of `kernel`'s classic tile (`cuda/tuning.cuh`): Runs (keyed reductions and scans,
-    /// unique_by_key), Encode (no value column) or ScanByKey (the register tile of 8-byte values).
-    pub algo: Algo,
-    /// Larger of the key and value sizes: selects the tile shape within the row.
-    pub tile_bytes: usize,
+    /// What runs (`crate::plan` picks the kernel from it): one of the run-based primitives.
+    pub primitive: Primitive,
     pub keys: u64,
     pub values: u64,
     pub out_keys: u64,
@@ -248,7 +239,7 @@ pub(crate) struct RunsJob {
 
 /// `(abs_mask, inf_bits)` of a key type: IEEE equality for float keys on the device, bitwise (0, 0)
 /// for integers. The device compares float keys in its floating-point unit and tells bf16 from f16,
-/// which share the 2-byte kernels and the magnitude mask, by `inf_bits` (`cuda/key_equality.cuh`).
+/// which share the 2-byte kernels and the magnitude mask, by `inf_bits` (`cuda/core/key_equality.cuh`).
 pub(crate) fn key_equality(dtype: DType) -> (u64, u64) {
     match dtype {
         DType::F16 => (0x7fff, 0x7c00),
@@ -278,48 +269,10 @@ impl Workspace {
             }
             return Ok(());
         }
-        // The persistent tile holds TILE_ITEMS keys and values in one slot, an item taking the next power
-        // of two of their sizes (cuda/pipe_engine.cuh): the same tile count as n items of that size.
-        let slot_item = (size_of::<K>() + job.value_bytes).next_power_of_two();
-        // The inputs are bulk-copied; the scans by key store each lane's results with one vector store.
-        let aligned = [
-            job.keys,
-            if job.value_bytes > 0 { job.values } else { 0 },
-            if job.mode.counts() { 0 } else { job.out_values },
-        ];
-        // Engine::Auto takes the persistent kernel only for the scans by key of 1-byte keys and values,
-        // counted on the keys alone against the runs row's min_tiles (2^23 keys); the classic agent is the
-        // faster engine for everything else at every size measured (`auto_persistent`).
-        let bytes = job.n.saturating_mul(slot_item);
-        let auto_bytes = if auto_persistent(job.mode, job.tile_bytes) {
-            job.n.saturating_mul(size_of::<K>().next_power_of_two())
-        } else {
-            0
-        };
-        let persistent = self.persistent_launch(
-            stream,
-            kernels::pipe_tuning(Algo::Runs),
-            job.pipe_kernel,
-            bytes,
-            auto_bytes,
-            &aligned,
-        )?;
-        let (kernel, shape, tiles) = match persistent {
-            Some(plan) => plan,
-            None => {
-                let tuning = kernels::tuning(job.algo, job.tile_bytes);
-                let tiles = job.n.div_ceil(tuning.tile_items(job.tile_bytes));
-                match job.small_kernel {
-                    Some(small) if self.small_grids && tiles <= small_grid_tiles(job.algo) => {
-                        let small_tuning = kernels::tuning(Algo::EncodeSmall, job.tile_bytes);
-                        (small, Shape::Classic(small_tuning), job.n.div_ceil(small_tuning.tile_items(job.tile_bytes)))
-                    }
-                    _ => (job.kernel, Shape::Classic(tuning), tiles),
-                }
-            }
-        };
+        let buffers = Buffers { input: job.keys, output: job.out_values, values: job.values, flags: 0 };
+        let launch = self.plan_launch(stream, job.primitive, job.n, buffers)?;
         let (key_abs_mask, key_inf_bits) = key_equality(K::DTYPE);
-        self.launch_shaped(stream, kernel, shape, tiles, |lb, _scratch| RunsParams {
+        self.launch(stream, launch, |lb, _scratch| RunsParams {
             keys: job.keys,
             values: job.values,
             out_keys: job.out_keys,
@@ -334,67 +287,4 @@ impl Workspace {
             lb,
         })
     }
-}
-
-/// The most tiles (of the `encode` row) an input of a classic encoding may span to take the small-grid
-/// kernel (`RunsJob::small_kernel`: 1024 resident threads per SM instead of 1536, and its own tile, the
-/// `encode_small` row of `cuda/tuning.cuh`). H200, i32 runs of 4, A/B in one process (benches/NOTES.md,
-/// session 11): run_length_encode and non-trivial runs at 2^20 / 2^21 / 2^22 (256 / 512 / 1024 tiles) 4 /
-/// 6 / 11 % faster on it, at 2^23 (2048 tiles) 4.5 % and at 2^24 8.5 % slower. Its larger tiles for 1-
-/// and 2-byte keys: session 12.
-const ENCODE_SMALL_GRID_TILES: usize = 1024;
-
-/// The most tiles of `algo`'s row an encoding may span to take the small-grid kernel: 1024 `encode` tiles
-/// ([`ENCODE_SMALL_GRID_TILES`]), and 256 tiles of the register tile whose run heads write every output
-/// (`heads_encode`: 6144 i32 items, so up to 1.5 M items; 3072 f64 items). H200, runs of mean 4, probe
-/// `benches/probes/runs_tile.cu` (benches/NOTES.md, session 22): the i32 RLE small-grid kernel took 11.4 /
-/// 13.6 / 20.0 µs at 2^20 + 1234 / 2^21 / 2^22 (171 / 342 / 683 tiles) against the register tile's 12.6 /
-/// 13.5 / 16.9; at 2^20 + 1234 (session 23, `benches/probes/encode_tile.cu`) i32 non-trivial runs 11.9
-/// against 13.4, f64 RLE 13.8 against 13.2 and non-trivial runs 12.8 against 13.3 (342 tiles).
-const fn small_grid_tiles(algo: Algo) -> usize {
-    match algo {
-        Algo::HeadsEncode => 256,
-        _ => ENCODE_SMALL_GRID_TILES,
-    }
-}
-
-/// The largest inputs (in items) of the encodings of keys of `key_bytes` that take the small-grid kernel,
-/// counted in the tiles of the kernel they take otherwise (`encode::encode_kernel`: the three encodings
-/// share it, so they share the threshold). For tests; `None` for a key size without encodings.
-pub(crate) fn encode_small_grid_items(key_bytes: usize) -> Option<usize> {
-    let (_, algo) = crate::encode::encode_kernel(key_bytes, RunsMode::Encode).ok()?;
-    debug_assert!(
-        [RunsMode::Ends, RunsMode::NonTrivial]
-            .iter()
-            .all(|&m| crate::encode::encode_kernel(key_bytes, m).is_ok_and(|(_, a)| a == algo)),
-        "the encodings of one key size take kernels of one tile"
-    );
-    Some(small_grid_tiles(algo) * kernels::tuning(algo, key_bytes).tile_items(key_bytes))
-}
-
-/// Whether [`Engine::Auto`](crate::Engine) may take the persistent kernel of a run-based launch (from the
-/// runs row's `min_tiles` up). H200, session 8, both engines in one process: the classic agent was faster
-/// at 2^20-2^30 for reduce_by_key (i32 2^28: 1055 against 1096 µs), unique_by_key (990 / 1266), non-trivial
-/// runs (728 / 864), and for every primitive with f64 keys (scan_by_key 2775 / 2847, RLE 1212 / 1607). The
-/// encodings split by the data (runs of 4: persistent 3-4 % faster from 2^26; runs of 1000: classic 13-25 %
-/// faster) and stay classic. The scans by key: since session 9 a classic tile with a head publishes its
-/// inclusive prefix at once and stores before it looks back (`cuda/agent_runs.cuh`), and the classic agent
-/// is faster where the larger of key and value (`tile_bytes`) has 2 or 4 bytes (both engines, one process:
-/// i32 2^28 888-900 against 939 µs, f16 803-837 against 1085) and 8 (f64, session 8); with 1-byte keys and
-/// values its tiles hold 4 KB of keys, and the persistent engine stays faster (u8 2^28 608 against 742-772).
-fn auto_persistent(mode: RunsMode, tile_bytes: usize) -> bool {
-    matches!(mode, RunsMode::ScanInclusive | RunsMode::ScanExclusive) && tile_bytes == 1
-}
-
-/// Items per tile of the persistent run-based kernels with keys of `key_bytes` and a value column of
-/// `value_bytes` (0: none): the slot's bytes over the next power of two of an item's bytes.
-pub(crate) fn pipe_tile_items(key_bytes: usize, value_bytes: usize) -> usize {
-    kernels::pipe_tuning(Algo::Runs).map_or(0, |p| p.tile_bytes() / (key_bytes + value_bytes).next_power_of_two())
-}
-
-/// The kernel for `(key bytes, value bytes or 0)` of the encodings and `unique_by_key`. Every element
-/// size has one; the error only guards against a table that disagrees with `LOOKBACK_KEY_BYTES`.
-pub(crate) fn positional_kernel(key_bytes: usize, value_bytes: usize) -> Result<Kernel> {
-    kernels::runs_kernel(key_bytes, value_bytes)
-        .ok_or(Error::Unsupported { operation: "run-based primitives of this key or value size", dtype: "any" })
 }

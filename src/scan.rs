@@ -1,9 +1,11 @@
 //! Device-wide inclusive and exclusive scans.
 use crate::element::Element;
-use crate::error::{Error, Result};
-use crate::kernels::{self, Algo};
-use crate::launch::{ScanParams, Shape, Workspace, check_room, same_context};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
+use crate::launch::{ScanParams, Workspace, check_room, same_context};
 use crate::op::ScanOp;
+use crate::plan::{Buffers, Elem, Primitive};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
@@ -167,25 +169,10 @@ impl Workspace {
         init: Option<T>,
         op: ScanOp,
     ) -> Result<()> {
-        let bytes = n * size_of::<T>();
-        let pipe_kernel = kernels::pipe_scan_kernel(op.kind(), T::DTYPE);
-        let (kernel, shape, tiles) = match self.persistent_launch(
-            stream,
-            kernels::pipe_tuning(Algo::Scan),
-            pipe_kernel,
-            bytes,
-            bytes,
-            &[src, dst],
-        )? {
-            Some(plan) => plan,
-            None => {
-                let kernel = kernels::scan_kernel(op.kind(), T::DTYPE)
-                    .ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })?;
-                let tuning = kernels::tuning(Algo::Scan, size_of::<T>());
-                (kernel, Shape::Classic(tuning), n.div_ceil(tuning.tile_items(size_of::<T>())))
-            }
-        };
-        self.launch_shaped(stream, kernel, shape, tiles, |lb, _| ScanParams {
+        let primitive = Primitive::Scan { op, ty: Elem::of::<T>() };
+        let launch =
+            self.plan_launch(stream, primitive, n, Buffers { input: src, output: dst, ..Buffers::default() })?;
+        self.launch(stream, launch, |lb, _| ScanParams {
             input: src,
             output: dst,
             n: n as u64,

@@ -21,7 +21,7 @@ fn rust_element_types_match_the_c_type_list() {
         f16::DTYPE,
         bf16::DTYPE,
     ];
-    assert_eq!(rust, DType::ALL, "src/element.rs and cuda/types.cuh list different types");
+    assert_eq!(rust, DType::ALL, "src/element.rs and cuda/core/types.cuh list different types");
     let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
     assert_eq!(names, ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "f16", "bf16"]);
 }
@@ -104,8 +104,8 @@ fn every_persistent_kernel_launches_with_its_compiled_block() {
 }
 
 /// The encodings of every key size have one small-grid threshold, counted in the tiles of the kernel
-/// they take above it: 256 register tiles (`cuda/agent_heads.cuh`) for 4- and 8-byte keys, 1024 run-agent
-/// tiles otherwise (`small_grid_tiles` in src/runs.rs). Host only: it reads the generated tables (and, in
+/// they take above it: 256 register tiles (`cuda/classic/runs_at_heads.cuh`) for 4- and 8-byte keys, 1024 run-agent
+/// tiles otherwise (`small_grid_tiles` in src/plan.rs). Host only: it reads the generated tables (and, in
 /// debug builds, checks that all three encodings of a size take kernels of one tile).
 #[test]
 fn encodings_share_one_small_grid_threshold_per_key_size() {

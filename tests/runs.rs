@@ -5,7 +5,7 @@
 //! tile boundaries. Outputs are poisoned, with guard items past the end that must stay untouched.
 //!
 //! Every case runs on both engines (set explicitly on the workspace): the classic one at sizes around its
-//! tiles, the persistent one (`cuda/agent_pipe_runs.cuh`: encodings, unique_by_key, reduce_by_key; the
+//! tiles, the persistent one (`cuda/persistent/runs_work.cuh`: encodings, unique_by_key, reduce_by_key; the
 //! other primitives fall back to classic there) around its keyed and key-only tiles, ±1 item and ±16
 //! bytes (the bulk copies' trailing bytes), and over more tiles than every SM's ring holds.
 mod common;
@@ -130,7 +130,7 @@ fn tile_of<K: TestElement, V: TestElement>(engine: Engine) -> usize {
 }
 
 /// Items per tile of the classic scans by key of `(K, V)`: the register tile of 8-byte values
-/// (`cuda/agent_scan_by_key.cuh`) differs from the other run-based kernels' tile.
+/// (`cuda/classic/scan_by_key_tile.cuh`) differs from the other run-based kernels' tile.
 fn scan_tile<K: TestElement, V: TestElement>() -> usize {
     lookback::__private::scan_by_key_tile_items(size_of::<K>().max(size_of::<V>()), size_of::<V>())
 }
@@ -276,7 +276,7 @@ fn edge_sizes(tile: usize) -> Vec<usize> {
 }
 
 /// Items per tile of the classic encodings of keys `K` (8-byte keys have a larger tile there than the
-/// keyed kernels: `cuda/tuning.cuh`).
+/// keyed kernels: `cuda/core/tuning.cuh`).
 fn encode_tile<K: TestElement>() -> usize {
     lookback::__private::encode_tile_items(size_of::<K>())
 }
@@ -503,7 +503,7 @@ fn float_keys_compare_as_ieee() {
 }
 
 /// The classic encodings take a second kernel, with a tile of its own, for small inputs (`small_grid_tiles`
-/// in src/runs.rs: 1024 run-agent tiles, or 256 of the register tile where the key size has one): both
+/// in src/plan.rs: 1024 run-agent tiles, or 256 of the register tile where the key size has one): both
 /// sides of that threshold, and the small kernel's own tile edges, for a key size of each kernel shape.
 #[test]
 fn encodings_on_both_sides_of_the_small_grid_threshold() {
@@ -585,7 +585,7 @@ fn sanitizer_cases() {
             check_all::<i32, i32>(&stream, &mut ws, n, (shape, tile), i as u64, Engine::Classic);
             check_all::<f64, f16>(&stream, &mut ws, n, (shape, tile), i as u64 + 7, Engine::Classic);
         }
-        // The register tile whose run heads write every output (cuda/agent_heads.cuh): i32/i32 above runs
+        // The register tile whose run heads write every output (cuda/classic/runs_at_heads.cuh): i32/i32 above runs
         // there for reduce_by_key, unique_by_key and the encodings; float keys and values too.
         let tile = lookback::__private::heads_tile_items(4, 4).expect("a heads tile for 4-byte keys and values");
         let encode = lookback::__private::heads_tile_items(4, 0).expect("a heads tile for 4-byte keys");
@@ -602,7 +602,7 @@ fn sanitizer_cases() {
         let keys: Vec<f64> = keys(2 * wide + 9, shape, wide, i as u64 + 19);
         check_encodings::<f64>(&stream, &mut ws, &keys, &stream.clone_htod(&keys).unwrap(), "sanitizer f64");
         lookback::__private::set_small_grids(&mut ws, true);
-        // The register tile of the scans by key of 8-byte values (cuda/agent_scan_by_key.cuh).
+        // The register tile of the scans by key of 8-byte values (cuda/classic/scan_by_key_tile.cuh).
         let tile = lookback::__private::scan_by_key_tile_items(8, 8);
         for n in [1, tile + 1, 3 * tile - 1] {
             check_all::<i32, f64>(&stream, &mut ws, n, (shape, tile), i as u64 + 3, Engine::Classic);
@@ -661,7 +661,7 @@ fn scan_by_key_into_unaligned_output() {
     same(&got[1..=n], &host::exclusive_scan_by_key(&keys, &values, 3, ScanOp::Max).unwrap(), "unaligned exclusive");
 }
 
-/// The register tile of 8-byte values (`cuda/agent_scan_by_key.cuh`) moves whole tiles in 16-byte units
+/// The register tile of 8-byte values (`cuda/classic/scan_by_key_tile.cuh`) moves whole tiles in 16-byte units
 /// only when keys, values and output are aligned to them; views one item in take its item-by-item path on
 /// every tile, not only the last. Several tiles, keys and values and output each one item in.
 #[test]
@@ -684,7 +684,7 @@ fn scan_by_key_8_byte_values_unaligned_views() {
     same(&got[1..=n], &host::exclusive_scan_by_key(k, v, 2.5, ScanOp::Max).unwrap(), "unaligned exclusive");
 }
 
-/// The register tile whose run heads write every output (`cuda/agent_heads.cuh`) loads whole tiles in
+/// The register tile whose run heads write every output (`cuda/classic/runs_at_heads.cuh`) loads whole tiles in
 /// 16-byte units only when keys (and values) are aligned to them; views one item in take its
 /// item-by-item path on every tile. Several tiles of both of its shapes (with and without values), and
 /// runs that cross tiles, so the tile's first head takes its value from the look-back. Small grids are
@@ -736,7 +736,7 @@ fn heads_tile_unaligned_views() {
     }
 }
 
-/// The encodings on the register tile whose run heads write every output (`cuda/agent_heads.cuh`: 4- and
+/// The encodings on the register tile whose run heads write every output (`cuda/classic/runs_at_heads.cuh`: 4- and
 /// 8-byte keys; run-length, run-end and non-trivial runs) at sizes around its tile, runs aligned to it,
 /// and views one item in (its item-by-item path on every tile). Small grids are off, so that these
 /// sizes reach the tile rather than the run agent's small-grid kernel.

@@ -1,10 +1,11 @@
 //! Folding a conjunction of range tests into one leaf before it goes to the device.
 //!
 //! The device evaluates a one-leaf program without its interpreter loop (`eval_predicate` in
-//! `cuda/predicate.cuh`), and every further leaf costs a comparison per item plus the loop's dispatch
-//! (a three-leaf conjunction made select_if 30 % slower on the H200, benches/NOTES.md). A conjunction
-//! such as `between(-50, 60) & ne(-9999) & !is_nan()` or `ge(0) & lt(100)` selects exactly the items
-//! of one closed interval, so it compiles to one `between` leaf: `x < c` becomes `x <= (the value just
+//! `cuda/core/predicate.cuh`), and every further leaf costs a comparison per item plus the loop's dispatch
+//! (a three-leaf conjunction made select_if 30 % slower on the H200: 2026-11-30 in the bench log,
+//! `benches/log/2026-11-30-to-2026-12-02-notes.md`). A conjunction such as
+//! `between(-50, 60) & ne(-9999) & !is_nan()` or `ge(0) & lt(100)` selects exactly the items of one
+//! closed interval, so it compiles to one `between` leaf: `x < c` becomes `x <= (the value just
 //! below c)`, `x > c` becomes `x >= (the value just above c)` (the next representable value of the item
 //! type, which is also what the device compares: f16/bf16 widen exactly), and `ne(c)`, `!is_nan()` and
 //! `is_finite()` are dropped when the interval already excludes what they exclude. Anything else, or a

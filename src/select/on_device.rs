@@ -1,7 +1,7 @@
 //! The forms of in-place compaction and counting that leave the count on the device
 //! (`select_if_in_place_into`, `select_flagged_in_place_into`, `unique_in_place_into`, `count_if_into`):
 //! nothing blocks the host, as with the other `_into` forms, so calls can be queued back to back and a
-//! pipeline reads the count only when it needs it. The one-shot forms in `select.rs` return the count
+//! pipeline reads the count only when it needs it. The in-place forms in `compact.rs` return the count
 //! instead, which waits for the GPU.
 use super::{Mode, SelectJob, Source, check_flags};
 use crate::element::{Element, Flag};

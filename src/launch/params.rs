@@ -1,0 +1,103 @@
+//! The `#[repr(C)]` mirrors of the kernels' parameter blocks (`cuda/core/params.cuh`): every kernel takes one
+//! by value.
+use crate::pred::PredProgram;
+use cudarc::driver::DeviceRepr;
+
+/// Mirrors `LookbackParams` of `cuda/core/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LookbackParams {
+    pub status: u64,
+    /// The launch word: `round << 32 | tile ids taken` (`cuda/core/tile_state.cuh`).
+    pub header: u64,
+    /// The device count of a call sized on the device ([`Workspace::with_count`]), or 0.
+    pub items: u64,
+    /// Tiles of one status region (the workspace's capacity).
+    pub status_tiles: u32,
+    pub first_poll_ns: u32,
+    pub poll_ns: u32,
+    /// `LB_PREFETCH_GUESS` or 0 (`crate::plan::grid` decides).
+    pub flags: u32,
+}
+
+/// `LB_PREFETCH_GUESS` of `cuda/core/params.cuh`: the classic agents prefetch tile `blockIdx.x` into L2
+/// while their tile-id atomic is in flight (`prefetch_guessed_tile` in `cuda/core/tile_state.cuh`).
+pub(crate) const LB_PREFETCH_GUESS: u32 = 1;
+/// Mirrors `ScanParams` of `cuda/core/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ScanParams {
+    pub input: u64,
+    pub output: u64,
+    pub n: u64,
+    pub seed: u64,
+    pub exclusive: u32,
+    pub _pad: u32,
+    pub lb: LookbackParams,
+}
+
+/// Mirrors `SelectParams` of `cuda/core/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SelectParams {
+    pub input: u64,
+    pub output: u64,
+    pub output_rejected: u64,
+    pub flags: u64,
+    pub num_selected: u64,
+    pub known_total: u64,
+    pub n: u64,
+    pub source: u32,
+    pub mode: u32,
+    pub pred: PredProgram,
+    pub lb: LookbackParams,
+}
+
+/// Mirrors `RunsParams` of `cuda/core/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RunsParams {
+    pub keys: u64,
+    pub values: u64,
+    pub out_keys: u64,
+    pub out_values: u64,
+    pub num_runs: u64,
+    pub n: u64,
+    pub seed: u64,
+    pub key_abs_mask: u64,
+    pub key_inf_bits: u64,
+    pub mode: u32,
+    pub length_bytes: u32,
+    pub lb: LookbackParams,
+}
+
+/// Mirrors `Partition3Params` of `cuda/core/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Partition3Params {
+    pub input: u64,
+    pub out_first: u64,
+    pub out_second: u64,
+    pub out_rest: u64,
+    pub num_selected: u64,
+    pub n: u64,
+    pub first: PredProgram,
+    pub second: PredProgram,
+    pub lb: LookbackParams,
+}
+
+// The C side asserts the same sizes (cuda/core/params.cuh).
+const _: () = assert!(
+    size_of::<LookbackParams>() == 40
+        && size_of::<ScanParams>() == 80
+        && size_of::<SelectParams>() == 384
+        && size_of::<RunsParams>() == 120
+        && size_of::<Partition3Params>() == 648
+);
+
+// SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
+unsafe impl DeviceRepr for LookbackParams {}
+unsafe impl DeviceRepr for ScanParams {}
+unsafe impl DeviceRepr for SelectParams {}
+unsafe impl DeviceRepr for RunsParams {}
+unsafe impl DeviceRepr for Partition3Params {}
