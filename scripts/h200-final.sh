@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole device check of a session, one call (carry target/bundle.tar.xz; ~7 minutes):
+# The whole device check of a build, one call (carry target/bundle.tar.xz; ~7 minutes):
 #   here:    scripts/bundle-cub.sh --cub --no-examples &&
 #            tar cf - -C target gpu-bundle | xz -T1 --lzma2=preset=3,dict=256MiB > target/bundle.tar.xz
 #            (the large dictionary folds the binaries' identical kernel images: ~20-30 MB; wait for xz to
@@ -12,7 +12,7 @@
 # Prints a summary (also $OUT/summary-final.txt): test results, sanitizer summaries, the 2^16 and 2^28
 # rows, and every row slower than CUB. Full logs and CSVs, packed after each step so that a call cut
 # short keeps what ran, in $OUT/logs-final.tgz (8 files at most come back). FINAL_CHECKS=0 skips the tests
-# and sanitizers (for a bundle whose kernels an earlier call of the session already checked).
+# and sanitizers (for a bundle whose kernels an earlier device call already checked).
 source "$(dirname "$0")/h200-prologue.sh" final
 rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | cut -c1-150; }
 slower() { awk '/lookback\/cub/ { if ($NF + 0 < 1.0) print }' "$1" | cut -c1-150; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device check of the persistent engine (pipe_engine.cuh), one call:
+# Device check of the persistent engine (cuda/persistent/engine.cuh), one call:
 #   here:    ../shared/tools/gpu-bundle --cub && tar cf - -C target gpu-bundle | xz -9 -T2 > target/bundle.tar.xz
 #   device:  scripts/h200-pipe.sh [quick|all]   (carry ["target/bundle.tar.xz", "scripts"])
 # Scan and select tests, the sanitizer on the persistent kernels, the scan and select benches with both

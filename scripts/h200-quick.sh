@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short device check (carry target/bundle.tar.xz; ~2-3 minutes): the named test binaries
 # (LOOKBACK_REQUIRE_GPU=1), then each quoted bench command line with CUB in the same process, then
-# compute-sanitizer on the first named test binary's sanitizer cases. For the end of a session's device
+# compute-sanitizer on the first named test binary's sanitizer cases. For the end of a device
 # budget, after a small change on top of a full scripts/h200-final.sh run.
 #   scripts/h200-quick.sh "select runs" "bench-select --sizes 20,28" "bench-runs --sizes 22 --algos rle_run4"
 source "$(dirname "$0")/h200-prologue.sh" quick

@@ -2,7 +2,7 @@
 # (Uncompressed carry of target/gpu-bundle: trim it below 64 MiB first, or use the bundle.tar.xz pattern of h200-final.sh.)
 # Device call: runs tests + sanitizer, then the runs benchmark built for 1024 (default), 1536 and 2048
 # resident threads per SM (-DLOOKBACK_RUNS_MIN_THREADS; bench-runs-<N> copied into the bundle by hand), and
-# CUB's rows, in one session. carry ["target/gpu-bundle", "scripts"].
+# CUB's rows, in one device call. carry ["target/gpu-bundle", "scripts"].
 set -u
 cd "$(dirname "$0")/.."
 R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; rm -rf $OUT; mkdir -p $OUT $R

@@ -2,7 +2,7 @@
 # (Uncompressed carry of target/gpu-bundle: trim it below 64 MiB first, or use the bundle.tar.xz pattern of h200-final.sh.)
 # One device call for the run-based primitives and the clean_sensors example (carry
 # ["target/gpu-bundle", "scripts"]): sanitizer on the runs kernels, every test binary, the runs benchmark
-# and the CUB baseline in the same session, the example on the shipped sample and on 50 M generated rows.
+# and the CUB baseline in the same device call, the example on the shipped sample and on 50 M generated rows.
 set -u
 cd "$(dirname "$0")/.."
 R=${OUT:-/tmp/h200-runs}; export OUT=/tmp/logs; rm -rf $OUT; mkdir -p $OUT $R

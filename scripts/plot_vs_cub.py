@@ -8,7 +8,7 @@ The directory holds the text output of benches built with `--features cub-baseli
 bench-select.txt, bench-runs.txt from `scripts/h200-final.sh`, and optionally override-*.txt, rows
 re-measured later that replace the earlier ones), where every lookback row that CUB has is followed by
 its `cub:<row>` line, timed in the same process on the same buffers. Further bench outputs named after
-the SVG (e.g. a later session's override file) replace rows too, in the order given:
+the SVG (e.g. an override file measured later) replace rows too, in the order given:
     scripts/plot_vs_cub.py benches/data/h200-2026-12-01-s11 docs/vs-cub.svg \
         benches/data/h200-2026-12-01-s12/override-call8-i32-encodings.txt
 """
