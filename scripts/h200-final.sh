@@ -34,6 +34,7 @@ timeout 130 target/gpu-bundle/run.sh sanitize $(basename $b/test-partition3-*) e
 grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAILED|overall" $OUT/san-partition3.txt | head -8
 pack
 fi
+if [ "${FINAL_BENCHES:-1}" = 1 ]; then
 sizes=10,12,14,16,18,20,22,24,26,28,30
 echo "== benches (2^16 and 2^28 rows; then every row slower than CUB, 2^10-2^30)"
 timeout 100 $b/bench-scan --sizes $sizes --reps 20 >$OUT/bench-scan.txt 2>&1
@@ -55,3 +56,4 @@ for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-persiste
 done
 echo "== slower than CUB"
 for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-f64; do slower $OUT/$f.txt; done
+fi

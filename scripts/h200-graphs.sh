@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Device check of the CUDA-graph and device-size work (carry target/bundle.tar.xz, a tests-only bundle:
 # ../shared/tools/gpu-bundle --no-benches --no-examples, then the xz line of h200-final.sh's header):
-# every test binary, then compute-sanitizer on tests/graphs.rs (memcheck of every test; racecheck and
+# every test binary (TESTS=0 skips them), then compute-sanitizer on tests/graphs.rs (memcheck of every test; racecheck and
 # synccheck of the defect's replay test). Summary in $OUT/summary-graphs.txt, logs in $OUT/logs-graphs.tgz.
 source "$(dirname "$0")/h200-prologue.sh" graphs
-run_tests
+[ "${TESTS:-1}" = 1 ] && run_tests
 g=$(basename $b/test-graphs-*)
 echo "== memcheck graphs"
 timeout ${MEMCHECK_S:-240} compute-sanitizer --tool memcheck --error-exitcode 3 $b/$g --test-threads 1 >$OUT/san-memcheck-graphs.txt 2>&1
