@@ -13,8 +13,17 @@ use std::sync::Arc;
 /// }
 /// ```
 pub fn driver_available() -> bool {
-    // SAFETY: only tries to dlopen libcuda; it has no preconditions.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+    // cudarc's own check (`is_culib_present`) exists only when cudarc loads libcuda at run time, which
+    // another crate of the build may have switched to linking; this one works either way. The names
+    // are the driver library's on Linux (libcuda.so, and the versioned names a driver install has) and
+    // on Windows (nvcuda.dll).
+    let names = ["cuda", "nvcuda"]
+        .into_iter()
+        .flat_map(|lib| ["", ".1", ".13", ".12"].map(move |version| format!("{DLL_PREFIX}{lib}{DLL_SUFFIX}{version}")));
+    // SAFETY: opening the driver library runs its initialisers, as cudarc's first driver call would;
+    // nothing of it is called here.
+    names.into_iter().any(|name| unsafe { libloading::Library::new(name) }.is_ok())
 }
 
 /// The default stream of GPU `ordinal`, or an error (never a panic) when there is no driver or no GPU.
