@@ -1,8 +1,18 @@
 //! Predicates as data: `Pred<T>` expressions, evaluated on the device inside the tile load.
+//!
+//! A `Pred` is stored flat, in the postfix order the device runs (`terms`), never as a tree of boxes:
+//! users build predicates of any size, and every walk over a flat list (evaluating, folding, compiling,
+//! cloning, comparing, formatting, dropping) is a loop, so none of them can overflow the stack.
 use crate::element::{Element, FloatElement, IntElement};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use std::collections::VecDeque;
 
+mod debug;
+mod eval;
 mod fold;
+mod program;
+
+pub(crate) use program::PredProgram;
 
 /// Instructions a predicate may compile to (`PRED_MAX_INSTRUCTIONS` in `cuda/core/predicate.cuh`).
 ///
@@ -69,39 +79,27 @@ enum Opcode {
     Not = 14,
 }
 
-/// The compiled form: mirrors `PredProgram` of `cuda/core/predicate.cuh`, field for field.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PredProgram {
-    len: u32,
-    op: [u8; MAX_INSTRUCTIONS],
-    _pad: u32,
-    a: [u64; MAX_INSTRUCTIONS],
-    b: [u64; MAX_INSTRUCTIONS],
-}
-const _: () = assert!(size_of::<PredProgram>() == 280);
-
-impl Default for PredProgram {
-    fn default() -> Self {
-        PredProgram { len: 0, op: [0; MAX_INSTRUCTIONS], _pad: 0, a: [0; MAX_INSTRUCTIONS], b: [0; MAX_INSTRUCTIONS] }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Node<T> {
-    Leaf(Opcode, T, T),
-    And(Box<Node<T>>, Box<Node<T>>),
-    Or(Box<Node<T>>, Box<Node<T>>),
-    Not(Box<Node<T>>),
+/// One instruction of the postfix form: a test of the item against `a` (and `b`), or a combinator of the
+/// results before it (`and`/`or` take two, `not` one; their operands are zero). The same triple the
+/// device program holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Term<T> {
+    op: Opcode,
+    a: T,
+    b: T,
 }
 
 /// A predicate on items of type `T`, built from comparisons with constants and combined with
 /// [`and`](Pred::and), [`or`](Pred::or) and [`not`](Pred::not) (or `&`, `|`, `!`).
 ///
 /// Comparisons follow IEEE rules for floats: every comparison with NaN is false except `ne`, and
-/// `-0.0 == 0.0`. `f16`/`bf16` compare exactly (as their `f32` widening). A predicate compiles to at most
-/// [`MAX_INSTRUCTIONS`] instructions (one per leaf and per `and`/`or`/`not`) with an operand stack of at
-/// most [`MAX_DEPTH`]; a larger one is rejected with [`Error::PredicateTooComplex`] when used. A
+/// `-0.0 == 0.0`. `f16`/`bf16` compare exactly (as their `f32` widening).
+///
+/// On the device a predicate compiles to at most [`MAX_INSTRUCTIONS`] instructions (one per leaf and per
+/// `and`/`or`/`not`) with an operand stack of at most [`MAX_DEPTH`]; a larger one is rejected with
+/// [`Error::PredicateTooComplex`](crate::Error::PredicateTooComplex) when used. On the host
+/// ([`eval`](Pred::eval), the `host` functions) any size and nesting works, in time proportional to the
+/// size and with a fixed amount of stack; so do cloning, comparing, formatting and dropping. A
 /// conjunction of range tests that selects one interval (`between(a, b) & ne(c) & !is_nan()` with `c`
 /// outside it, `ge(a) & lt(b)`, …) compiles to a single comparison pair, as fast as one comparison.
 ///
@@ -114,14 +112,38 @@ enum Node<T> {
 /// assert!(!valid.eval(f32::NAN));
 /// assert!(!valid.eval(75.0));
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+// `Debug` is written by hand (debug.rs): it prints the tree without recursing.
+#[derive(Clone, PartialEq)]
 pub struct Pred<T> {
-    node: Node<T>,
+    /// Postfix order, never empty. A deque so that `a & b` can put the smaller operand's terms in front of
+    /// or behind the larger one's: building costs O(n log n) whichever side the user nests on.
+    terms: VecDeque<Term<T>>,
+    /// The operand stack the postfix form needs (what the device calls depth); a function of `terms`.
+    depth: usize,
 }
 
 impl<T: Element> Pred<T> {
     fn leaf(op: Opcode, a: T, b: T) -> Self {
-        Pred { node: Node::Leaf(op, a, b) }
+        Pred { terms: VecDeque::from([Term { op, a, b }]), depth: 1 }
+    }
+
+    /// `self op other` in postfix: both operands, then `op`. The right operand waits on the stack while
+    /// nothing else does, hence its depth plus one.
+    fn combine(self, op: Opcode, other: Pred<T>) -> Self {
+        let depth = self.depth.max(other.depth + 1);
+        let mut terms = if self.terms.len() >= other.terms.len() {
+            let mut terms = self.terms;
+            terms.extend(other.terms);
+            terms
+        } else {
+            let mut terms = other.terms;
+            for t in self.terms.into_iter().rev() {
+                terms.push_front(t);
+            }
+            terms
+        };
+        terms.push_back(Term { op, a: T::zeroed(), b: T::zeroed() });
+        Pred { terms, depth }
     }
     /// Selects every item.
     ///
@@ -236,7 +258,7 @@ impl<T: Element> Pred<T> {
     /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn and(self, other: Pred<T>) -> Self {
-        Pred { node: Node::And(Box::new(self.node), Box::new(other.node)) }
+        self.combine(Opcode::And, other)
     }
     /// Either predicate holds.
     ///
@@ -249,7 +271,7 @@ impl<T: Element> Pred<T> {
     /// assert_eq!(outside, Pred::lt(0) | Pred::gt(9)); // `|` is the same
     /// ```
     pub fn or(self, other: Pred<T>) -> Self {
-        Pred { node: Node::Or(Box::new(self.node), Box::new(other.node)) }
+        self.combine(Opcode::Or, other)
     }
     /// The predicate does not hold.
     ///
@@ -264,10 +286,15 @@ impl<T: Element> Pred<T> {
     /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn not(self) -> Self {
-        Pred { node: Node::Not(Box::new(self.node)) }
+        let mut terms = self.terms;
+        terms.push_back(Term { op: Opcode::Not, a: T::zeroed(), b: T::zeroed() });
+        Pred { terms, depth: self.depth }
     }
 
     /// Evaluates the predicate on the host, with the device's semantics.
+    ///
+    /// Any predicate works here, however large or deeply nested (the device's limits do not apply): it
+    /// takes time proportional to its size, and a fixed amount of stack.
     ///
     /// # Example
     /// ```
@@ -278,25 +305,18 @@ impl<T: Element> Pred<T> {
     /// assert!(!p.eval(f16::from_f32(0.25)));
     /// assert!(!p.eval(f16::NAN));
     /// ```
+    #[inline]
     pub fn eval(&self, x: T) -> bool {
-        eval_node(&self.node, x)
+        eval::eval(&self.terms, self.depth, x)
     }
 
     /// Compiles to the device program.
     ///
     /// # Errors
-    /// [`Error::PredicateTooComplex`] past [`MAX_INSTRUCTIONS`] or [`MAX_DEPTH`].
+    /// [`Error::PredicateTooComplex`](crate::Error::PredicateTooComplex) past [`MAX_INSTRUCTIONS`] or
+    /// [`MAX_DEPTH`].
     pub(crate) fn program(&self) -> Result<PredProgram> {
-        let mut p = PredProgram::default();
-        // A conjunction of range tests that is one interval compiles to one leaf (fold.rs); the host's
-        // `eval` keeps the tree as written.
-        let folded = fold::fold(&self.node);
-        let depth = emit(folded.as_ref().unwrap_or(&self.node), &mut p, 0);
-        let len = p.len as usize;
-        if len > MAX_INSTRUCTIONS || depth > MAX_DEPTH {
-            return Err(Error::PredicateTooComplex { instructions: len, depth });
-        }
-        Ok(p)
+        program::compile(&self.terms, self.depth)
     }
 }
 
@@ -378,69 +398,10 @@ impl<T: Element> std::ops::Not for Pred<T> {
     }
 }
 
-/// Appends one instruction (past the limit only the length grows, so the caller can report it).
-fn push(p: &mut PredProgram, op: Opcode, a: u64, b: u64) {
-    let i = p.len as usize;
-    if i < MAX_INSTRUCTIONS {
-        p.op[i] = op as u8;
-        p.a[i] = a;
-        p.b[i] = b;
-    }
-    p.len += 1;
-}
-
-/// Appends `n` in postfix order and returns the stack depth reached, `base` entries being on the stack
-/// before it.
-fn emit<T: Element>(n: &Node<T>, p: &mut PredProgram, base: usize) -> usize {
-    match n {
-        Node::Leaf(op, a, b) => {
-            push(p, *op, a.to_bits(), b.to_bits());
-            base + 1
-        }
-        Node::And(l, r) | Node::Or(l, r) => {
-            let dl = emit(l, p, base);
-            let dr = emit(r, p, base + 1);
-            push(p, if matches!(n, Node::And(..)) { Opcode::And } else { Opcode::Or }, 0, 0);
-            dl.max(dr)
-        }
-        Node::Not(x) => {
-            let d = emit(x, p, base);
-            push(p, Opcode::Not, 0, 0);
-            d
-        }
-    }
-}
-
-fn eval_node<T: Element>(n: &Node<T>, x: T) -> bool {
-    match n {
-        Node::Leaf(op, a, b) => {
-            let (v, ca, cb) = (x.to_acc(), a.to_acc(), b.to_acc());
-            match op {
-                Opcode::True => true,
-                Opcode::Lt => v < ca,
-                Opcode::Le => v <= ca,
-                Opcode::Gt => v > ca,
-                Opcode::Ge => v >= ca,
-                Opcode::Eq => v == ca,
-                Opcode::Ne => v != ca,
-                Opcode::Between => ca <= v && v <= cb,
-                // `v != v` is NaN; finite means not NaN and not ±inf (only floats build these leaves).
-                Opcode::IsNan => v.partial_cmp(&v).is_none(),
-                Opcode::IsFinite => T::is_finite_acc(v),
-                Opcode::AnyBits => x.to_bits() & a.to_bits() != 0,
-                Opcode::AllBits => x.to_bits() & a.to_bits() == a.to_bits(),
-                Opcode::And | Opcode::Or | Opcode::Not => unreachable!("combinators are not leaves"),
-            }
-        }
-        Node::And(l, r) => eval_node(l, x) && eval_node(r, x),
-        Node::Or(l, r) => eval_node(l, x) || eval_node(r, x),
-        Node::Not(inner) => !eval_node(inner, x),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn compiles_to_postfix() {

@@ -11,37 +11,49 @@
 //! `is_finite()` are dropped when the interval already excludes what they exclude. Anything else, or a
 //! case this does not prove (an empty interval, a bound at NaN or past the type's range, `ne` inside
 //! the interval), keeps the predicate as written: folding only ever changes speed, never a result.
-use super::{Node, Opcode};
+//!
+//! The terms come in postfix order and are read in one loop (a predicate may have millions of them).
+use super::{Opcode, Term};
 use crate::element::Element;
 use crate::kernels::DType;
 use std::cmp::Ordering;
 
-/// The one-leaf form of `n`, if it is a foldable conjunction of at least two tests.
-pub(super) fn fold<T: Element>(n: &Node<T>) -> Option<Node<T>> {
-    let mut tests = Vec::new();
-    conjuncts(n, &mut tests);
-    if tests.len() < 2 {
-        return None;
-    }
+/// The one-leaf form of `terms` (postfix), if they are a foldable conjunction of at least two tests.
+pub(super) fn fold<'a, T: Element>(terms: impl IntoIterator<Item = &'a Term<T>>) -> Option<Term<T>> {
     let (mut lo, mut hi) = (None::<T>, None::<T>);
     let (mut excluded, mut finite_only) = (Vec::new(), false);
-    for t in tests {
-        match t {
-            Node::Leaf(Opcode::Ge, a, _) => lo = Some(tighter(lo, *a, Ordering::Greater)?),
-            Node::Leaf(Opcode::Gt, a, _) => lo = Some(tighter(lo, step(*a, true)?, Ordering::Greater)?),
-            Node::Leaf(Opcode::Le, a, _) => hi = Some(tighter(hi, *a, Ordering::Less)?),
-            Node::Leaf(Opcode::Lt, a, _) => hi = Some(tighter(hi, step(*a, false)?, Ordering::Less)?),
-            Node::Leaf(Opcode::Between, a, b) | Node::Leaf(Opcode::Eq, a, b) => {
-                let b = if matches!(t, Node::Leaf(Opcode::Eq, ..)) { a } else { b };
-                lo = Some(tighter(lo, *a, Ordering::Greater)?);
-                hi = Some(tighter(hi, *b, Ordering::Less)?);
+    let mut tests = 0;
+    // In postfix, a tree made of `and`s over tests has only tests and `and`s, and `not` only right after
+    // the test it negates. Each test is a conjunct, in the order written.
+    let mut terms = terms.into_iter().peekable();
+    while let Some(&Term { op, a, b }) = terms.next() {
+        match op {
+            Opcode::And => continue,
+            Opcode::Ge => lo = Some(tighter(lo, a, Ordering::Greater)?),
+            Opcode::Gt => lo = Some(tighter(lo, step(a, true)?, Ordering::Greater)?),
+            Opcode::Le => hi = Some(tighter(hi, a, Ordering::Less)?),
+            Opcode::Lt => hi = Some(tighter(hi, step(a, false)?, Ordering::Less)?),
+            Opcode::Between | Opcode::Eq => {
+                let b = if op == Opcode::Eq { a } else { b };
+                lo = Some(tighter(lo, a, Ordering::Greater)?);
+                hi = Some(tighter(hi, b, Ordering::Less)?);
             }
-            Node::Leaf(Opcode::Ne, c, _) => excluded.push(*c),
-            Node::Leaf(Opcode::IsFinite, ..) => finite_only = true,
-            // `!is_nan()`: every bound already excludes NaN (checked below: at least one bound).
-            Node::Not(inner) if matches!(**inner, Node::Leaf(Opcode::IsNan, ..)) => {}
+            Opcode::Ne => excluded.push(a),
+            Opcode::IsFinite => finite_only = true,
+            // `!is_nan()` (negated once): every bound already excludes NaN (checked below: at least one
+            // bound). `is_nan()` itself, or negated twice, is not a range test.
+            Opcode::IsNan => {
+                if terms.next().map(|t| t.op) != Some(Opcode::Not) || terms.peek().is_some_and(|t| t.op == Opcode::Not)
+                {
+                    return None;
+                }
+            }
             _ => return None,
         }
+        tests += 1;
+    }
+    if tests < 2 {
+        return None;
     }
     if lo.is_none() && hi.is_none() {
         return None;
@@ -69,22 +81,11 @@ pub(super) fn fold<T: Element>(n: &Node<T>) -> Option<Node<T>> {
         }
     }
     Some(match (lo, hi) {
-        (Some(l), Some(h)) => Node::Leaf(Opcode::Between, l, h),
-        (Some(l), None) => Node::Leaf(Opcode::Ge, l, l),
-        (None, Some(h)) => Node::Leaf(Opcode::Le, h, h),
+        (Some(l), Some(h)) => Term { op: Opcode::Between, a: l, b: h },
+        (Some(l), None) => Term { op: Opcode::Ge, a: l, b: l },
+        (None, Some(h)) => Term { op: Opcode::Le, a: h, b: h },
         (None, None) => unreachable!("checked above"),
     })
-}
-
-/// The tests of a tree of `and`s, left to right.
-fn conjuncts<'a, T>(n: &'a Node<T>, out: &mut Vec<&'a Node<T>>) {
-    match n {
-        Node::And(l, r) => {
-            conjuncts(l, out);
-            conjuncts(r, out);
-        }
-        other => out.push(other),
-    }
 }
 
 fn cmp<T: Element>(a: T, b: T) -> Option<Ordering> {
@@ -171,9 +172,9 @@ mod tests {
                         Some(c) => a.clone() & b.clone() & c.clone(),
                         None => a.clone() & b.clone(),
                     };
-                    if let Some(f) = fold(&p.node) {
+                    if let Some(f) = fold(&p.terms) {
                         folded += 1;
-                        let q = Pred { node: f };
+                        let q = Pred::leaf(f.op, f.a, f.b);
                         for &x in &values {
                             assert_eq!(q.eval(x), p.eval(x), "{p:?} folded to {q:?} disagrees at {x:?}");
                         }
@@ -233,7 +234,8 @@ mod tests {
         assert_eq!(range.program().unwrap().len, 1);
         let values = [f64::NAN, f64::NEG_INFINITY, 1.0, 1.0 + f64::EPSILON, 2.0, 2.5, f64::INFINITY, -0.0];
         for p in [Pred::gt(1.0f64) & Pred::le(2.0) & Pred::is_finite(), Pred::ge(1.0f64) & !Pred::is_nan()] {
-            let q = Pred { node: fold(&p.node).expect("folds") };
+            let f = fold(&p.terms).expect("folds");
+            let q = Pred::leaf(f.op, f.a, f.b);
             for x in values {
                 assert_eq!(q.eval(x), p.eval(x), "{p:?} folded to {q:?} disagrees at {x:?}");
             }
