@@ -8,10 +8,12 @@
 //!    parallel: SASS for each architecture of `LOOKBACK_CUDA_ARCHS` (default `80,86,89,90`) plus PTX for
 //!    the newest, so newer GPUs can JIT it.
 //!    `LOOKBACK_NVCC_FLAGS` adds nvcc flags (for experiments, e.g. `-D` switches).
-//! 3. Without nvcc the crate still builds (a cargo warning says how to get one); GPU entry points then
-//!    return `Error::KernelsNotBuilt`. When nvcc fails, the build fails with its command and stderr.
+//! 3. Without nvcc the build fails, saying how to get one, unless it opted out of the kernels (the
+//!    `kernels` feature off, `LOOKBACK_NO_NVCC` or `DOCS_RS` set: `build/opt_out.rs`); then GPU entry
+//!    points return `Error::KernelsNotBuilt`. When nvcc fails, the build fails with its command and stderr.
 //! 4. With the `cub-baseline` feature (benchmarks only), also compiles the CUB shim in `cub/` and links it
 //!    with the static CUDA runtime (`build/cub_shim.rs`); there nvcc is required.
+//! 5. Writes the doc examples of `src/` as tests for `tests/doc_examples.rs` (`build/doc_examples.rs`).
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
@@ -20,6 +22,10 @@ use std::process::Command;
 
 #[path = "build/cub_shim.rs"]
 mod cub_shim;
+#[path = "build/doc_examples.rs"]
+mod doc_examples;
+#[path = "build/opt_out.rs"]
+mod opt_out;
 
 const DEFAULT_ARCHS: &str = "80,86,89,90";
 const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 \
@@ -31,6 +37,9 @@ fn main() {
     for var in
         ["NVCC", "CUDA_HOME", "CUDA_PATH", "PATH", "LOOKBACK_CUDA_ARCHS", "LOOKBACK_NO_NVCC", "LOOKBACK_NVCC_FLAGS"]
     {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    for var in opt_out::ENV_VARS {
         println!("cargo:rerun-if-env-changed={var}");
     }
     rerun_for_dir(cuda);
@@ -87,17 +96,18 @@ fn main() {
         .collect();
     sources.sort();
 
-    let nvcc = find_nvcc();
-    let images = match &nvcc {
-        Some(nvcc) => Some(compile_all(nvcc, &sources, &out_dir)),
-        None => {
-            println!(
-                "cargo:warning=lookback: nvcc not found, so the CUDA kernels are not built and every GPU \
-                 call will return Error::KernelsNotBuilt (host paths still work). To build them: {NVCC_HINT}"
-            );
+    let nvcc = match opt_out::reason() {
+        Some(why) => {
+            // Not a warning: the opt-out is deliberate. Kept in the build script's output file.
+            println!("lookback: no kernels: {why}");
             None
         }
+        None => match find_nvcc() {
+            Some(nvcc) => Some(nvcc),
+            None => return opt_out::missing_nvcc(),
+        },
     };
+    let images = nvcc.as_deref().map(|nvcc| compile_all(nvcc, &sources, &out_dir));
     let lists = Lists {
         types: &types,
         wide_types: &wide_types,
@@ -112,6 +122,7 @@ fn main() {
     };
     let generated = generate(&lists, &sources, images.as_deref());
     fs::write(out_dir.join("kernels.rs"), generated).expect("write kernels.rs");
+    doc_examples::generate(Path::new("src"), &out_dir);
     if env::var_os("CARGO_FEATURE_CUB_BASELINE").is_some() {
         cub_shim::build(nvcc.as_deref(), &out_dir);
     }
@@ -161,9 +172,6 @@ fn parse_xmacro(text: &str, name: &str) -> Vec<Vec<String>> {
 }
 
 fn find_nvcc() -> Option<PathBuf> {
-    if env::var_os("LOOKBACK_NO_NVCC").is_some() {
-        return None;
-    }
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(p) = env::var_os("NVCC") {
         candidates.push(PathBuf::from(p));

@@ -19,7 +19,7 @@ pub(crate) fn build(nvcc: Option<&Path>, out_dir: &Path) {
     let Some(nvcc) = nvcc else {
         panic!(
             "lookback build: the cub-baseline feature compiles a CUB shim and needs nvcc with the CUB headers \
-             (nvcc was not found, or LOOKBACK_NO_NVCC is set). To get them: {NVCC_HINT}"
+             (nvcc was not found, or the build opted out of the kernels: see build/opt_out.rs). To get them: {NVCC_HINT}"
         );
     };
     // <root>/bin/nvcc, in a CUDA toolkit as in the PyPI wheel.

@@ -3,7 +3,9 @@
 # releases: both depend on cudarc too, and cargo unifies its features, so a linking mode or CUDA version
 # that cudarc's build script cannot combine fails every build of such a project. Checks cudarc (its build
 # script runs with the unified features: it panics on a conflict) and lookback (which must compile in the
-# linking mode the others chose), without nvcc. Needs crates.io; no GPU, no CUDA.
+# linking mode the others chose), without nvcc: lookback is a dependency with `default-features = false`,
+# as a dependent that needs no kernels declares it (build/opt_out.rs), so no kernel is compiled and a
+# missing nvcc is no error. Needs crates.io; no GPU, no CUDA.
 #
 #   scripts/check-coexist.sh [CRATE_DIR]      # default: this checkout
 set -euo pipefail
@@ -20,12 +22,12 @@ edition = "2021"
 publish = false
 
 [dependencies]
-lookback = { path = "$crate" }
+lookback = { path = "$crate", default-features = false }
 candle-core = { version = "*", features = ["cuda"] }
 burn-cuda = "*"
 TOML
 cd "$scratch"
-export CARGO_TARGET_DIR=${COEXIST_TARGET_DIR:-$scratch/target} LOOKBACK_NO_NVCC=1
+export CARGO_TARGET_DIR=${COEXIST_TARGET_DIR:-$scratch/target}
 cargo generate-lockfile --quiet
 for p in candle-core burn-cuda cudarc; do
   echo "$p $(cargo pkgid "$p" | sed 's/.*[@#]//')"
