@@ -98,6 +98,53 @@ pub enum Error {
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] DriverError),
+    /// An Arrow array has null slots where only values fit (`lookback::arrow`, feature `arrow`): a null
+    /// slot's value is unspecified and would be taken for data. Upload the values and the validity apart
+    /// (`lookback::arrow::upload_nullable`).
+    #[error(
+        "the Arrow array has {null_count} null slots, whose values are unspecified; upload its values and \
+         validity apart (lookback::arrow::upload_nullable)"
+    )]
+    ArrowNulls {
+        /// How many slots are null.
+        null_count: usize,
+    },
+    /// An Arrow array is not of the data type the call needs (`lookback::arrow`, feature `arrow`).
+    #[error("Arrow data type mismatch: expected {expected}, found {actual}")]
+    ArrowType {
+        /// The data type needed, as Arrow writes it (`Int32`, …).
+        expected: String,
+        /// The array's data type.
+        actual: String,
+    },
+    /// A run end does not fit the signed run-end type of an Arrow `RunArray` (`lookback::arrow`, feature
+    /// `arrow`): lookback's run ends are unsigned, Arrow's `Int16`, `Int32` or `Int64`.
+    #[error("run end {end} of run {index} does not fit Arrow run ends of type {run_end_type}")]
+    ArrowRunEndOverflow {
+        /// The run whose end it is.
+        index: usize,
+        /// The end (wide enough for any sum of `u64` run lengths).
+        end: u128,
+        /// The run-end type: `Int16`, `Int32` or `Int64`.
+        run_end_type: &'static str,
+    },
+    /// Run ends that Arrow's run-end encoding forbids (`lookback::arrow`, feature `arrow`): each must be
+    /// positive and greater than the one before (so no run is empty), and the last must reach the end of
+    /// the array.
+    #[error("invalid run ends at run {index}: {reason}")]
+    ArrowInvalidRunEnds {
+        /// The first run whose end breaks the rule.
+        index: usize,
+        /// Which rule.
+        reason: &'static str,
+    },
+    /// arrow-rs refused to build an array (`lookback::arrow`, feature `arrow`). The conversions check
+    /// their input first, so this only reports a rule that arrow-rs has and they do not know.
+    #[error("Arrow error: {message}")]
+    Arrow {
+        /// arrow-rs's message.
+        message: String,
+    },
 }
 
 /// `Ok` if `actual` (the length of argument `what`) equals `expected`, else [`Error::LengthMismatch`].

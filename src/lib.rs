@@ -78,6 +78,9 @@
 //! ```
 #![warn(missing_docs)]
 
+/// Conversions to and from arrow-rs arrays (feature `arrow`).
+#[cfg(feature = "arrow")]
+pub mod arrow;
 mod by_key;
 mod device;
 mod element;
