@@ -5,8 +5,9 @@
 //!    the tuning table and the embedded fatbins.
 //! 2. Finds nvcc (`NVCC`, `CUDA_HOME`, `CUDA_PATH`, `PATH`, `/usr/local/cuda`, then the PyPI wheel
 //!    `nvidia-cuda-nvcc` through `python3`) and compiles every `cuda/kernels/*.cu` into one fatbin, in
-//!    parallel: SASS for each architecture of `LOOKBACK_CUDA_ARCHS` (default `80,86,89,90`) plus PTX for
-//!    the newest, so newer GPUs can JIT it.
+//!    parallel: SASS for each architecture of `LOOKBACK_CUDA_ARCHS` (default `80,90`) plus PTX for the
+//!    newest, so newer GPUs can JIT it. sm_86 and sm_89 GPUs run the sm_80 SASS (same major version);
+//!    an image of their own would be code they already have (`DEFAULT_ARCHS`).
 //!    `LOOKBACK_NVCC_FLAGS` adds nvcc flags (for experiments, e.g. `-D` switches).
 //! 3. Without nvcc the build fails, saying how to get one, unless it opted out of the kernels (the
 //!    `kernels` feature off, `LOOKBACK_NO_NVCC` or `DOCS_RS` set: `build/opt_out.rs`); then GPU entry
@@ -26,8 +27,14 @@ mod cub_shim;
 mod doc_examples;
 #[path = "build/opt_out.rs"]
 mod opt_out;
+#[path = "build/persistent_runs.rs"]
+mod persistent_runs;
 
-const DEFAULT_ARCHS: &str = "80,86,89,90";
+/// SASS for sm_80 (A100, and the sm_86/sm_89 GPUs, which run sm_80 code) and sm_90 (H100/H200: the
+/// persistent engine), PTX for compute_90 (JIT-compiled on newer GPUs). Images for 86 and 89 would double
+/// the build time and the embedded size for the same speed: their SASS is the sm_80 SASS re-targeted
+/// (compared instruction by instruction with cuobjdump; README "Build time and size").
+const DEFAULT_ARCHS: &str = "80,90";
 const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 \
 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 (or install the CUDA toolkit, or set NVCC)";
 
@@ -39,7 +46,7 @@ fn main() {
     {
         println!("cargo:rerun-if-env-changed={var}");
     }
-    for var in opt_out::ENV_VARS {
+    for var in opt_out::ENV_VARS.iter().chain([&persistent_runs::ENV_VAR]) {
         println!("cargo:rerun-if-env-changed={var}");
     }
     rerun_for_dir(cuda);
@@ -84,6 +91,15 @@ fn main() {
     for kb in heads_key_bytes.iter().chain(&heads_encode_key_bytes) {
         assert!(key_bytes.contains(kb), "register-tile key size {kb} is not in LOOKBACK_KEY_BYTES");
     }
+    // The persistent keyed rows of a default build: 1-byte keys, these 1-byte value types
+    // (build/persistent_runs.rs); every row with the persistent-runs feature.
+    let pipe_k1_types = parse_xmacro(&read(&cuda.join("core/types.cuh")), "LOOKBACK_PIPE_BY_KEY_K1_TYPES");
+    for row in &pipe_k1_types {
+        assert!(
+            types.contains(row) && row[0].ends_with('8'),
+            "LOOKBACK_PIPE_BY_KEY_K1_TYPES row {row:?} is not a 1-byte row of LOOKBACK_TYPES"
+        );
+    }
     let flagged_bytes: Vec<String> = parse_xmacro(&read(&cuda.join("core/tuning.cuh")), "LOOKBACK_PIPE_FLAGGED_BYTES")
         .into_iter()
         .map(|r| r[0].clone())
@@ -119,6 +135,8 @@ fn main() {
         pipe_tuning: &pipe_tuning,
         key_bytes: &key_bytes,
         flagged_bytes: &flagged_bytes,
+        pipe_k1_types: &pipe_k1_types,
+        all_persistent_runs: persistent_runs::all(),
     };
     let generated = generate(&lists, &sources, images.as_deref());
     fs::write(out_dir.join("kernels.rs"), generated).expect("write kernels.rs");
@@ -232,7 +250,8 @@ fn arch_flags() -> Vec<String> {
 
 /// Compiles every source into `OUT_DIR/<stem>.fatbin`, two at a time (machines here have 2 cores).
 fn compile_all(nvcc: &Path, sources: &[PathBuf], out_dir: &Path) -> Vec<PathBuf> {
-    let flags = arch_flags();
+    let mut flags = arch_flags();
+    flags.extend(persistent_runs::nvcc_flags());
     let outputs: Vec<PathBuf> = sources
         .iter()
         .map(|s| out_dir.join(s.file_stem().expect("a .cu file has a stem")).with_extension("fatbin"))
@@ -465,11 +484,14 @@ fn by_key_table(
 /// bytes>_v<value bytes or 0>` in fatbin `image`, one per (key bytes, value bytes) row.
 fn runs_table(g: &mut String, names: &mut Vec<String>, rows: &[(&str, &str)], prefix: &str, what: &str, image: usize) {
     writeln!(g, "/// {what} of (key bytes, value bytes or 0), if one is compiled.").unwrap();
-    writeln!(
-        g,
-        "pub(crate) const fn {prefix}_kernel(key_bytes: usize, value_bytes: usize) -> Option<Kernel> {{\n    match (key_bytes, value_bytes) {{"
-    )
-    .unwrap();
+    writeln!(g, "pub(crate) const fn {prefix}_kernel(key_bytes: usize, value_bytes: usize) -> Option<Kernel> {{")
+        .unwrap();
+    // A family this build leaves out (build/persistent_runs.rs): no row, and no match to write.
+    if rows.is_empty() {
+        *g += "    let _ = (key_bytes, value_bytes);\n    None\n}\n\n";
+        return;
+    }
+    *g += "    match (key_bytes, value_bytes) {\n";
     for (kb, vb) in rows {
         let name = format!("lookback_{prefix}_k{kb}_v{vb}");
         writeln!(g, "        ({kb}, {vb}) => Some(Kernel {{ name: \"{name}\", image: {image} }}),").unwrap();
@@ -524,6 +546,10 @@ struct Lists<'a> {
     pipe_tuning: &'a [Vec<String>],
     key_bytes: &'a [String],
     flagged_bytes: &'a [String],
+    /// The value types of the persistent keyed kernels of 1-byte keys that every build compiles.
+    pipe_k1_types: &'a [Vec<String>],
+    /// Whether every persistent run-based kernel is compiled (build/persistent_runs.rs).
+    all_persistent_runs: bool,
 }
 
 fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> String {
@@ -538,6 +564,8 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         pipe_tuning,
         key_bytes,
         flagged_bytes,
+        pipe_k1_types,
+        all_persistent_runs,
     } = *lists;
     let mut g = String::from(
         "// Generated by build.rs from cuda/core/types.cuh, cuda/core/ops.cuh and cuda/core/tuning.cuh.\n",
@@ -629,11 +657,20 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
     // Run-based kernels, classic and persistent from the same lists: keyed reductions and scans per
     // (operator, key bytes, value type), in one file per operator; encodings and unique_by_key per (key
     // bytes, value bytes or 0).
-    for (prefix, what) in
-        [("by_key", "The keyed reduction/scan kernel"), ("pipe_by_key", "The persistent (sm_90+) reduce_by_key kernel")]
-    {
-        by_key_table(&mut g, &mut names, types, key_bytes, prefix, what, &image_of);
-    }
+    by_key_table(&mut g, &mut names, types, key_bytes, "by_key", "The keyed reduction/scan kernel", &image_of);
+    // The persistent rows a build compiles (build/persistent_runs.rs): all, or 1-byte keys with 1-byte values.
+    let one_byte_keys = ["1".to_string()];
+    let (pipe_key_bytes, pipe_types) =
+        if all_persistent_runs { (key_bytes, types) } else { (&one_byte_keys[..], pipe_k1_types) };
+    by_key_table(
+        &mut g,
+        &mut names,
+        pipe_types,
+        pipe_key_bytes,
+        "pipe_by_key",
+        "The persistent (sm_90+) reduce_by_key and scan-by-key kernel",
+        &image_of,
+    );
     by_key_table(
         &mut g,
         &mut names,
@@ -643,12 +680,22 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         "The register-tile scan-by-key kernel (8-byte values)",
         &image_of,
     );
-    for (prefix, what) in [
-        ("runs", "The encoding / unique_by_key kernel"),
-        ("pipe_runs", "The persistent (sm_90+) run-length / run-end encoding and unique_by_key kernel"),
-    ] {
-        runs_table(&mut g, &mut names, &key_value_rows(key_bytes, key_bytes), prefix, what, image_of(prefix));
-    }
+    let runs_rows = key_value_rows(key_bytes, key_bytes);
+    runs_table(&mut g, &mut names, &runs_rows, "runs", "The encoding / unique_by_key kernel", image_of("runs"));
+    runs_table(
+        &mut g,
+        &mut names,
+        if all_persistent_runs { &runs_rows } else { &[] },
+        "pipe_runs",
+        "The persistent (sm_90+) run-length / run-end encoding and unique_by_key kernel",
+        image_of("pipe_runs"),
+    );
+    writeln!(
+        g,
+        "/// Whether every persistent run-based kernel is compiled (the `persistent-runs` feature or \
+         `LOOKBACK_PERSISTENT_RUNS`).\npub(crate) const ALL_PERSISTENT_RUNS: bool = {all_persistent_runs};\n"
+    )
+    .unwrap();
     key_table(
         &mut g,
         &mut names,

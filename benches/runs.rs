@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 const CSV_NAME: &str = "bench-runs.csv";
 /// The key types this bench supports (values have the key's type).
-const TYPES: [ElemType; 4] = [ElemType::I32, ElemType::U8, ElemType::F64, ElemType::F16];
+const TYPES: [ElemType; 5] = [ElemType::I32, ElemType::U8, ElemType::F32, ElemType::F64, ElemType::F16];
 /// Outputs of inputs shorter than this are compared with the host in full; longer ones at both ends.
 const FULL_CHECK_BELOW: usize = 1 << 26;
 /// Bytes of the run count every counting row writes.
@@ -28,7 +28,7 @@ const USAGE: &str = "\
 usage: cargo bench --bench runs -- [OPTIONS]
   --reps N          timed runs per row, median reported (default 30, at least 20)
   --sizes A,B,...   log2 of the item count (default 16,18,20,22,24,26,28,30)
-  --types T,...     key (and value) types among i32,u8,f64,f16 (default i32)
+  --types T,...     key (and value) types among i32,u8,f32,f64,f16 (default i32)
   --algos A,...     among reduce_by_key_sum_run4,unique_by_key_run4,rle_run4,run_ends_run4,
                     non_trivial_runs_run4,scan_by_key_incl_sum_run4,scan_by_key_excl_sum_run4,
                     rle_run1000 (default: these eight), and reduce_by_key_sum_run4_devsize
@@ -55,6 +55,7 @@ enum Algo {
     ScanByKeyExclSum,
     RleLong,
     ReduceByKeySumDevSize,
+    ReduceByKeySumDet,
 }
 
 impl Algo {
@@ -70,7 +71,7 @@ impl Algo {
         Algo::RleLong,
     ];
     /// The opt-in rows `--algos` also takes.
-    const OPT_IN: [Algo; 1] = [Algo::ReduceByKeySumDevSize];
+    const OPT_IN: [Algo; 2] = [Algo::ReduceByKeySumDevSize, Algo::ReduceByKeySumDet];
 
     fn name(self) -> &'static str {
         match self {
@@ -83,6 +84,7 @@ impl Algo {
             Algo::ScanByKeyExclSum => "scan_by_key_excl_sum_run4",
             Algo::RleLong => "rle_run1000",
             Algo::ReduceByKeySumDevSize => "reduce_by_key_sum_run4_devsize",
+            Algo::ReduceByKeySumDet => "reduce_by_key_sum_run4_det",
         }
     }
 
@@ -91,10 +93,11 @@ impl Algo {
         all.find(|a| a.name() == s).ok_or_else(|| format!("unknown algorithm `{s}`"))
     }
 
-    /// The row a paired row is compared with: a `_devsize` row's host-size call.
+    /// The row a paired row is compared with: a `_devsize` row's host-size call, a `_det` row's default
+    /// (not deterministic) call.
     fn base(self) -> Option<Algo> {
         match self {
-            Algo::ReduceByKeySumDevSize => Some(Algo::ReduceByKeySum),
+            Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => Some(Algo::ReduceByKeySum),
             _ => None,
         }
     }
@@ -133,7 +136,9 @@ impl Algo {
             Algo::NonTrivialRuns => n * size + runs * 2 * length + COUNT_BYTES,
             // Keys and values in, a value per item out.
             Algo::ScanByKeyInclSum | Algo::ScanByKeyExclSum => 3 * n * size,
-            Algo::ReduceByKeySumDevSize => unreachable!("a paired row counts its base's bytes"),
+            Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => {
+                unreachable!("a paired row counts its base's bytes")
+            }
         }
     }
 }
@@ -188,6 +193,8 @@ value! {
     // Integer sums wrap identically on the device and the host.
     i32: 1000, 1000, |v| v as i32;
     u8: 256, 256, |v| v as u8;
+    // Whole-number float values: the sums of a run stay exact (below 2^24 for f32).
+    f32: 1000, 1000, |v| v as f32;
     f64: 1000, 1000, f64::from;
     // f16 holds whole numbers up to 2048 exactly; runs of mean length 4 stay below ~100 items even
     // at 2^31, so sums (and scans) of values below 8 stay exact.
@@ -357,6 +364,9 @@ fn call<T: Value>(
         Algo::ReduceByKeySumDevSize => {
             ws.with_count(device_n, |ws| ws.reduce_by_key_into(keys, values(), first, second, count, ScanOp::Sum))
         }
+        Algo::ReduceByKeySumDet => {
+            common::deterministic(ws, |ws| ws.reduce_by_key_into(keys, values(), first, second, count, ScanOp::Sum))
+        }
         Algo::UniqueByKey => ws.unique_by_key_into(keys, values(), first, second, count),
         Algo::Rle | Algo::RleLong => {
             ws.run_length_encode_into::<T, u32, _, _, _, _>(keys, first, &mut as_u32_mut(second, n), count)
@@ -444,7 +454,9 @@ fn reference<T: Value>(algo: Algo, keys: &[T], values: &[T]) -> BoxResult<Want<T
         }
         Algo::ScanByKeyInclSum => Want::Scan(host::inclusive_scan_by_key(keys, values, ScanOp::Sum)?),
         Algo::ScanByKeyExclSum => Want::Scan(host::exclusive_scan_by_key(keys, values, scan_init::<T>(), ScanOp::Sum)?),
-        Algo::ReduceByKeySumDevSize => unreachable!("a paired row has its base's host result"),
+        Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => {
+            unreachable!("a paired row has its base's host result")
+        }
     })
 }
 
@@ -569,7 +581,7 @@ fn cub_call<T: Value>(algo: Algo, stream: &Arc<CudaStream>, n: usize) -> Option<
         Algo::ScanByKeyExclSum => Runner::new(fns.exclusive_scan_by_key, stream, n).map(|mut r| -> CubCall<T> {
             Box::new(move |s| r.scan_by_key(s.keys, s.values.ok_or(NO_VALUES)?, s.first, &scan_init::<T>()))
         }),
-        Algo::RunEnds | Algo::ReduceByKeySumDevSize => return None,
+        Algo::RunEnds | Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => return None,
     })
 }
 
@@ -657,9 +669,10 @@ impl Bench {
         match ty {
             ElemType::I32 => self.run_size::<i32>(log2n, algos, report),
             ElemType::U8 => self.run_size::<u8>(log2n, algos, report),
+            ElemType::F32 => self.run_size::<f32>(log2n, algos, report),
             ElemType::F64 => self.run_size::<f64>(log2n, algos, report),
             ElemType::F16 => self.run_size::<f16>(log2n, algos, report),
-            ElemType::I64 | ElemType::F32 => Err(format!("{} is not among this bench's types", ty.name()).into()),
+            ElemType::I64 => Err(format!("{} is not among this bench's types", ty.name()).into()),
         }
     }
 }

@@ -25,7 +25,9 @@ usage: cargo bench --bench scan -- [OPTIONS]
   --algos A,...             among inclusive_sum,inclusive_sum_in_place,exclusive_sum,inclusive_max
                             (default: these four), and inclusive_sum_devsize (inclusive_sum sized by
                             a count on the device: Workspace::with_count; runs right after
-                            inclusive_sum, which it brings in)
+                            inclusive_sum, which it brings in), inclusive_sum_det and
+                            exclusive_sum_det (Workspace::set_deterministic; each runs right after
+                            the default row it is compared with)
   --backoff FIRST:POLL,...  also time inclusive_sum on i32 with each look-back back-off (ns),
                             labelled inclusive_sum@FIRST:POLL
   --engine E                auto (default), classic or persistent (sm_90+): the scan kernel structure;
@@ -44,18 +46,22 @@ enum Algo {
     InclusiveSumInPlace,
     InclusiveMax,
     InclusiveSumDevSize,
+    InclusiveSumDet,
+    ExclusiveSumDet,
 }
 
 impl Algo {
     /// The default rows, in an order where rows checked against the same host result are adjacent.
     const DEFAULT: [Algo; 4] = [Algo::InclusiveSum, Algo::InclusiveSumInPlace, Algo::ExclusiveSum, Algo::InclusiveMax];
-    /// Every row `--algos` takes: the default ones and the opt-in `_devsize` row.
-    const ALL: [Algo; 5] = [
+    /// Every row `--algos` takes: the default ones and the opt-in `_devsize` and `_det` rows.
+    const ALL: [Algo; 7] = [
         Algo::InclusiveSum,
         Algo::InclusiveSumInPlace,
         Algo::ExclusiveSum,
         Algo::InclusiveMax,
         Algo::InclusiveSumDevSize,
+        Algo::InclusiveSumDet,
+        Algo::ExclusiveSumDet,
     ];
 
     fn name(self) -> &'static str {
@@ -65,13 +71,17 @@ impl Algo {
             Algo::InclusiveSumInPlace => "inclusive_sum_in_place",
             Algo::InclusiveMax => "inclusive_max",
             Algo::InclusiveSumDevSize => "inclusive_sum_devsize",
+            Algo::InclusiveSumDet => "inclusive_sum_det",
+            Algo::ExclusiveSumDet => "exclusive_sum_det",
         }
     }
 
-    /// The row a paired row is compared with: a `_devsize` row's host-size call.
+    /// The row a paired row is compared with: a `_devsize` row's host-size call, a `_det` row's default
+    /// (not deterministic) call.
     fn base(self) -> Option<Algo> {
         match self {
-            Algo::InclusiveSumDevSize => Some(Algo::InclusiveSum),
+            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet => Some(Algo::InclusiveSum),
+            Algo::ExclusiveSumDet => Some(Algo::ExclusiveSum),
             _ => None,
         }
     }
@@ -87,8 +97,10 @@ impl Algo {
     /// The host computation the output is checked against.
     fn reference(self) -> Reference {
         match self {
-            Algo::InclusiveSum | Algo::InclusiveSumInPlace | Algo::InclusiveSumDevSize => Reference::InclusiveSum,
-            Algo::ExclusiveSum => Reference::ExclusiveSum,
+            Algo::InclusiveSum | Algo::InclusiveSumInPlace | Algo::InclusiveSumDevSize | Algo::InclusiveSumDet => {
+                Reference::InclusiveSum
+            }
+            Algo::ExclusiveSum | Algo::ExclusiveSumDet => Reference::ExclusiveSum,
             Algo::InclusiveMax => Reference::InclusiveMax,
         }
     }
@@ -236,6 +248,10 @@ fn call<T: Sample>(
         Algo::InclusiveSumInPlace => ws.inclusive_scan_in_place(output, ScanOp::Sum),
         Algo::InclusiveMax => ws.inclusive_scan_into(input, output, ScanOp::Max),
         Algo::InclusiveSumDevSize => ws.with_count(device_n, |ws| ws.inclusive_scan_into(input, output, ScanOp::Sum)),
+        Algo::InclusiveSumDet => common::deterministic(ws, |ws| ws.inclusive_scan_into(input, output, ScanOp::Sum)),
+        Algo::ExclusiveSumDet => {
+            common::deterministic(ws, |ws| ws.exclusive_scan_into(input, output, T::ZERO, ScanOp::Sum))
+        }
     }
 }
 

@@ -130,10 +130,27 @@ fn fenced_blocks(file: &str, first: usize, body: &[&str], blocks: &mut Vec<Block
             i += 1;
         }
         i += 1;
-        let kind = if closed { classify(info) } else { Kind::Skip("unterminated fence".into()) };
+        let kind = match (closed, missing_feature(file)) {
+            (false, _) => Kind::Skip("unterminated fence".into()),
+            (true, Some(feature)) => Kind::Skip(format!("needs the `{feature}` feature")),
+            (true, None) => classify(info),
+        };
         let code = code.iter().map(|l| compiled_line(l)).collect::<Vec<_>>().join("\n");
         blocks.push(Block { file: file.to_string(), line: first + open + 1, kind, code });
     }
+}
+
+/// Modules compiled only with a feature (`#[cfg(feature = ..)]` in `src/lib.rs`), by their folder under
+/// `src/`. Their examples need the feature; a build without it counts them as skipped.
+const FEATURE_MODULES: [(&str, &str); 1] = [("arrow/", "arrow")];
+
+/// The feature a file's examples need that this build does not have. Build scripts see the package's
+/// enabled features as `CARGO_FEATURE_<NAME>`.
+fn missing_feature(file: &str) -> Option<&'static str> {
+    FEATURE_MODULES.iter().find_map(|(dir, feature)| {
+        let var = format!("CARGO_FEATURE_{}", feature.to_uppercase().replace('-', "_"));
+        (file.starts_with(dir) && std::env::var_os(var).is_none()).then_some(*feature)
+    })
 }
 
 /// An opening fence (three or more backticks or tildes, indented less than four spaces) and its info

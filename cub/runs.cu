@@ -90,5 +90,6 @@ cudaError_t exclusive_scan_by_key(cudaStream_t s, int64_t n, void* temp, size_t&
 // The key types of benches/runs.rs; `runs_fns!` in benches/common/cub.rs names the same suffixes.
 LOOKBACK_CUB_RUNS(i32, int32_t)
 LOOKBACK_CUB_RUNS(u8, uint8_t)
+LOOKBACK_CUB_RUNS(f32, float)
 LOOKBACK_CUB_RUNS(f64, double)
 LOOKBACK_CUB_RUNS(f16, __half)

@@ -7,6 +7,8 @@
 #
 #   scripts/bundle-cub.sh [gpu-bundle options]          # from anywhere; e.g. --cub --no-examples
 #
+# The arrow and doc_examples test binaries are built with `--features arrow` (they test more with it).
+#
 # The CUDA runtime is linked statically: the benches need only the driver (libcuda, loaded at run time)
 # and the C++ runtime; the script fails if one links libcudart dynamically.
 set -euo pipefail
@@ -14,9 +16,36 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 gpu_bundle=${GPU_BUNDLE:-../shared/tools/gpu-bundle}
 # As gpu-bundle does: only the H200's architecture unless set, so the binaries stay small enough to carry.
 export LOOKBACK_CUDA_ARCHS=${LOOKBACK_CUDA_ARCHS:-90}
+# Every persistent run-based kernel (build/persistent_runs.rs), so that the tests and benches that force
+# Engine::Persistent run them rather than the classic engine. LOOKBACK_PERSISTENT_RUNS=0 builds the default set.
+export LOOKBACK_PERSISTENT_RUNS=${LOOKBACK_PERSISTENT_RUNS:-1}
 "$gpu_bundle" "$@"
 
 out=target/gpu-bundle
+# The tests that the `arrow` feature adds to (tests/arrow.rs: GPU uploads and downloads; the doc examples of
+# src/arrow/), built with it and put in place of the default builds' binaries of the same tests.
+ajson=$out/test-arrow.json
+if ! cargo test --release --features arrow --no-run --test arrow --test doc_examples \
+    --message-format=json >"$ajson" 2>"$out/test-arrow.log"; then
+  echo "bundle-cub: cargo test --features arrow --no-run failed:" >&2
+  tail -40 "$out/test-arrow.log" >&2
+  exit 1
+fi
+for name in arrow doc_examples; do
+  exe=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[2]:
+        print(m["executable"])
+' "$ajson" "$name")
+  [ -n "$exe" ] || { echo "bundle-cub: no $name test binary in $ajson" >&2; exit 1; }
+  rm -f "$out/bin/test-$name-"*
+  cp "$exe" "$out/bin/test-$(basename "$exe")"; strip --strip-debug "$out/bin/test-$(basename "$exe")" 2>/dev/null || true
+  echo "bundle-cub: $out/bin/test-$(basename "$exe") built with --features arrow"
+done
+
 json=$out/bench-cub.json
 if ! cargo bench --features cub-baseline --no-run --bench scan --bench select --bench runs \
     --message-format=json >"$json" 2>"$out/bench-cub.log"; then

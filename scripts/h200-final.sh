@@ -5,8 +5,8 @@
 #            (the large dictionary folds the binaries' identical kernel images: ~20-30 MB; wait for xz to
 #            finish before the call: a partial archive fails on the device)
 #   device:  scripts/h200-final.sh
-# Every test binary (LOOKBACK_REQUIRE_GPU=1), compute-sanitizer on the scan, select and runs sanitizer
-# cases (and partition3's i32 edge cases), then the scan / select / runs benches from 2^10 to 2^30 (Auto
+# Every test binary (LOOKBACK_REQUIRE_GPU=1), compute-sanitizer on the scan, select, runs and determinism
+# sanitizer cases (and partition3's i32 edge cases), then the scan / select / runs benches from 2^10 to 2^30 (Auto
 # engine; runs at 2^28 also persistent; other scan types at 2^22-2^28, f64 runs at 2^20-2^28) with CUB timed in the same process
 # after each row it has (cub:<row> lines, lookback/cub).
 # Prints a summary (also $OUT/summary-final.txt): test results, sanitizer summaries, the 2^16 and 2^28
@@ -18,10 +18,10 @@ rows() { grep -E "n=2\^|CHECK|rror|panicked" "$1" | grep -v "^memcpy" | cut -c1-
 slower() { awk '/lookback\/cub/ { if ($NF + 0 < 1.0) print }' "$1" | cut -c1-150; }
 if [ "${FINAL_CHECKS:-1}" = 1 ]; then
 echo "== all tests"
-timeout 240 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
+timeout 420 target/gpu-bundle/run.sh tests >$OUT/tests.txt 2>&1
 grep -E "^==|test result|FAILED|panicked" $OUT/tests.txt | grep -v "ok. 0 passed"
 pack
-for t in scan select runs; do
+for t in scan select runs determinism; do
   s=$(basename $b/test-$t-*)
   echo "== sanitize $t"
   timeout 130 target/gpu-bundle/run.sh sanitize $s sanitizer_cases >$OUT/san-$t.txt 2>&1
@@ -40,6 +40,11 @@ echo "== benches (2^16 and 2^28 rows; then every row slower than CUB, 2^10-2^30)
 timeout 100 $b/bench-scan --sizes $sizes --reps 20 >$OUT/bench-scan.txt 2>&1
 timeout 60 env -u OUT $b/bench-scan --sizes 22,24,28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum \
   --csv $OUT/bench-scan-types.csv >$OUT/bench-scan-types.txt 2>&1
+# Deterministic float sums against the default (t/base on each _det row).
+timeout 60 env -u OUT $b/bench-scan --sizes 20,24,28 --reps 20 --types f32,f64 --algos inclusive_sum_det,exclusive_sum_det \
+  --csv $OUT/bench-scan-det.csv >$OUT/bench-scan-det.txt 2>&1
+timeout 60 env -u OUT $b/bench-runs --sizes 20,24,28 --reps 20 --types f32,f64 --algos reduce_by_key_sum_run4_det \
+  --csv $OUT/bench-runs-det.csv >$OUT/bench-runs-det.txt 2>&1
 pack
 timeout 150 $b/bench-select --sizes $sizes --reps 20 >$OUT/bench-select.txt 2>&1
 pack
@@ -54,6 +59,7 @@ pack
 for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-persistent bench-runs-f64; do
   echo "-- $f"; rows $OUT/$f.txt | grep -E "2\^(16|28) |CHECK|rror"
 done
+for f in bench-scan-det bench-runs-det; do echo "-- $f"; grep -E "_det|CHECK|rror" $OUT/$f.txt | cut -c1-230; done
 echo "== slower than CUB"
 for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-f64; do slower $OUT/$f.txt; done
 fi

@@ -78,7 +78,6 @@
 //! ```
 #![warn(missing_docs)]
 
-/// Conversions to and from arrow-rs arrays (feature `arrow`).
 #[cfg(feature = "arrow")]
 pub mod arrow;
 mod by_key;
@@ -141,6 +140,10 @@ pub mod __private {
     ) -> crate::Result<Vec<PipeSharedMemory>> {
         crate::kernels::pipe_shared_memory(stream.context())
     }
+    /// Whether every persistent run-based kernel is compiled (the `persistent-runs` feature or
+    /// `LOOKBACK_PERSISTENT_RUNS`); otherwise only those `Engine::Auto` takes (scans by key of 1-byte keys and
+    /// values), and other run-based calls that force `Engine::Persistent` take the classic engine.
+    pub const ALL_PERSISTENT_RUNS: bool = crate::kernels::ALL_PERSISTENT_RUNS;
     /// Whether a scan kernel exists for (operator, type).
     pub fn has_scan_kernel(op: crate::ScanOp, dtype: crate::DType) -> bool {
         crate::kernels::scan_kernel(op.kind(), dtype).is_some()

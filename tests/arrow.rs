@@ -111,8 +111,7 @@ proptest! {
 #[test]
 fn masks_at_word_and_byte_edges() {
     for len in [0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 1000] {
-        let slots: Vec<Option<bool>> =
-            (0..len).map(|i| if i % 5 == 3 { None } else { Some(i % 3 != 0) }).collect();
+        let slots: Vec<Option<bool>> = (0..len).map(|i| if i % 5 == 3 { None } else { Some(i % 3 != 0) }).collect();
         let array = BooleanArray::from(slots.clone());
         assert_eq!(la::unpack_mask(&array), expected_mask(&slots), "len {len}");
         for offset in [1, 3, 8, 61, 64, 70] {
@@ -157,10 +156,13 @@ fn round_trip<R: RunEndIndexType>(data: &[i32]) {
     let values = Int32Array::from(values);
     let runs = la::run_array_from_ends::<R, _>(&ends, &values).unwrap();
     assert_eq!(runs.len(), data.len());
-    assert_eq!(runs.data_type(), &DataType::RunEndEncoded(
-        Arc::new(arrow_schema::Field::new("run_ends", R::DATA_TYPE, false)),
-        Arc::new(arrow_schema::Field::new("values", DataType::Int32, true)),
-    ));
+    assert_eq!(
+        runs.data_type(),
+        &DataType::RunEndEncoded(
+            Arc::new(arrow_schema::Field::new("run_ends", R::DATA_TYPE, false)),
+            Arc::new(arrow_schema::Field::new("values", DataType::Int32, true)),
+        )
+    );
     let (back, back_values) = la::run_array_to_ends(&runs).unwrap();
     assert_eq!(back, ends);
     assert_eq!(back_values.as_ref(), &values as &dyn Array);

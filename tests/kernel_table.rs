@@ -44,8 +44,13 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     // per (Sum/Min/Max, key size, 8-byte value type), and the register tile whose run heads write every
     // output: reduce_by_key per (Sum/Min/Max, 4-byte values: i32, u32, f32), unique_by_key of 4-byte
     // keys and values, and for 4- and 8-byte keys run-length / run-end encoding and the non-trivial runs.
-    let keyed = 2 * 3 * 4 * DType::ALL.len() + 3 * 4 * 3 + 3 * 3;
-    let encodings = 2 * 4 * 5 + 4 + 1 + 2 * 2;
+    // The persistent keyed and encoding kernels: every row with the persistent-runs feature, else the
+    // keyed ones of 1-byte keys with the two 1-byte value types, and no encoding (build/persistent_runs.rs).
+    let all = lookback::__private::ALL_PERSISTENT_RUNS;
+    let pipe_keyed = if all { 3 * 4 * DType::ALL.len() } else { 3 * 2 };
+    let pipe_encodings = if all { 4 * 5 } else { 0 };
+    let keyed = 3 * 4 * DType::ALL.len() + pipe_keyed + 3 * 4 * 3 + 3 * 3;
+    let encodings = 4 * 5 + pipe_encodings + 4 + 1 + 2 * 2;
     let flagged = 2;
     assert_eq!(lookback::__private::ALL_KERNELS.len(), 2 * count + 4 * DType::ALL.len() + keyed + encodings + flagged);
 }

@@ -258,7 +258,7 @@ element! {
     u8: "u8", scan yes, select yes, runs yes;
     i64: "i64", scan yes, select yes, runs no;
     f16: "f16", scan yes, select yes, runs yes;
-    f32: "f32", scan yes, select yes, runs no;
+    f32: "f32", scan yes, select yes, runs yes;
     f64: "f64", scan yes, select no, runs yes;
     // Run lengths in benches/runs.rs: never a key type.
     u32: "u32", scan no, select no, runs no;

@@ -805,7 +805,16 @@ impl Report {
 
 use lookback::Backoff;
 
-/// Parses `FIRST:POLL` (nanoseconds) into a look-back back-off.
+/// Runs `call` with the workspace deterministic (`Workspace::set_deterministic`), for the `_det` rows,
+/// and leaves it as it was.
+pub fn deterministic<R>(ws: &mut lookback::Workspace, call: impl FnOnce(&mut lookback::Workspace) -> R) -> R {
+    let was = ws.deterministic();
+    ws.set_deterministic(true);
+    let r = call(ws);
+    ws.set_deterministic(was);
+    r
+}
+
 /// A row label with the engine it was forced to (`name[classic]`, `name[persistent]`; `name` for auto).
 pub fn engine_label(name: &str, engine: lookback::Engine) -> String {
     match engine {
@@ -825,6 +834,7 @@ pub fn parse_engine(s: &str) -> Result<lookback::Engine, String> {
     }
 }
 
+/// Parses `FIRST:POLL` (nanoseconds) into a look-back back-off.
 pub fn parse_backoff(s: &str) -> Result<Backoff, String> {
     let bad = || format!("bad back-off `{s}` (expected FIRST:POLL in nanoseconds)");
     let (first, poll) = s.split_once(':').ok_or_else(bad)?;

@@ -87,7 +87,7 @@ template <class T> struct Partition3Agent {
                 if (lane_id() == 0) state.publish(tile, STATUS_P, aggregate);
             } else {
                 if (lane_id() == 0) state.publish(tile, STATUS_A, aggregate);
-                exclusive = warp_lookback<POp, Pair>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                exclusive = warp_lookback<POp, Pair>(state, tile, lb);
                 if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
             }
             if (lane_id() == 0) s.exclusive = exclusive;

@@ -22,7 +22,7 @@
 // tile may already have overwritten, and the run outputs are not ordered against later tiles' loads (no
 // release/acquire argument as in classic/select.cuh). The Rust layer rejects overlapping buffers.
 #pragma once
-#include <type_traits>
+#include "../core/std_subset.cuh"
 #include "../core/block_scan.cuh"
 #include "../core/key_equality.cuh"
 #include "../core/lookback.cuh"
@@ -62,6 +62,9 @@ template <class Op, bool SEGMENTED> struct PairOp {
         return r;
     }
 };
+// The counts add exactly; the values are as order-sensitive as the operator that combines them.
+template <class Op, bool SEGMENTED, class V>
+struct OrderSensitive<PairOp<Op, SEGMENTED>, RunPair<V>> : OrderSensitive<Op, V> {};
 
 // A lane's segmented reduction of its N consecutive values: the reduction since its last head (of all of
 // them when it has none). Items outside `in_range` are the identity; they are never heads.
@@ -187,7 +190,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
             if (lane_id() == 0) state.publish(tile, STATUS_P, aggregate);
         } else {
             if (lane_id() == 0) state.publish(tile, STATUS_A, aggregate);
-            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb.first_poll_ns, lb.poll_ns);
+            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb);
             if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
         }
         if (lane_id() == 0) s.exclusive = exclusive;
@@ -201,7 +204,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
                                                     Storage& s, const LookbackParams& lb) {
         Pair exclusive = POp::template identity<Pair>();
         if (tile != 0) {
-            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb.first_poll_ns, lb.poll_ns);
+            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb);
             if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
         }
         if (lane_id() == 0) s.exclusive = exclusive;
@@ -528,7 +531,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
 
             // One sub-window per step (not LOOKBACK_WIDE): the walk ends at the first predecessor with a head.
             if (warp_id() == 0) {
-                const Pair exclusive = warp_lookback<POp, Pair, State>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                const Pair exclusive = warp_lookback<POp, Pair, State>(state, tile, lb);
                 if (lane_id() == 0) {
                     if (!has_heads) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
                     s.exclusive = exclusive;

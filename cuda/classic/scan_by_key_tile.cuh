@@ -214,7 +214,7 @@ template <int KB, class V, class Op> struct ScanByKeyAgent {
             Pair exclusive = POp::template identity<Pair>();
             const bool carried = tile > 0 && !(__shfl_sync(0xffffffffu, heads, 0) & 1u);
             if (carried) {
-                exclusive = warp_lookback<POp, Pair, State>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                exclusive = warp_lookback<POp, Pair, State>(state, tile, lb);
                 if (lane == 0 && !has_heads) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
             }
             if (lane == 0) s.exclusive = exclusive;

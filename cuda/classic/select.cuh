@@ -133,7 +133,7 @@ template <class T> struct SelectAgent {
         if (warp_id() == 0) {
             uint64_t exclusive = 0;
             if (tile > 0) {
-                exclusive = warp_lookback<OpSum, uint64_t>(state, tile, lb.first_poll_ns, lb.poll_ns);
+                exclusive = warp_lookback<OpSum, uint64_t>(state, tile, lb);
                 if (lane_id() == 0) publisher.publish(tile, STATUS_P, exclusive + tile_count);
             }
             if (lane_id() == 0) s.exclusive = exclusive;

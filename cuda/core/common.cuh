@@ -4,7 +4,7 @@
 // (PTX memory model): never the weak, possibly L1-cached `ld.global`, and never the non-coherent
 // `ld.global.nc` / `__ldg` path, which may return a stale status forever (invariant 2 of DESIGN.md).
 #pragma once
-#include <cstdint>
+#include "std_subset.cuh"
 
 // Diagnostic hook: LB_TRACE(tile, point) marks that this thread reached stage `point` of tile `tile`
 // (benches/probes/trace_tiles.cu defines it to record a timestamp). Compiled out of the library.

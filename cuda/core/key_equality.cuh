@@ -10,9 +10,8 @@
 //   slower than the integer ones (benches/log, 2026-12-01). The kernels are built without -ftz
 //   (build.rs), so denormal keys stay distinct from zero and from each other.
 #pragma once
-#include <cstdint>
-#include <type_traits>
-#include <cuda_fp16.h>
+#include "std_subset.cuh"
+#include "half.cuh"
 #include "params.cuh"
 
 namespace lookback {
@@ -29,7 +28,15 @@ template <int KB> __device__ __forceinline__ KeyEq key_eq(const RunsParams& p) {
 // A float key's value, exactly, in a type the floating-point unit compares.
 template <KeyEq EQ> __device__ __forceinline__ float key_value(uint16_t k) {
     if constexpr (EQ == KeyEq::bf16) return __uint_as_float((uint32_t)k << 16);
+#if LOOKBACK_HAS_HALF
     else return __half2float(__ushort_as_half(k));
+#else
+    else {  // the same conversion, without the CUDA headers (half.cuh)
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(k));
+        return f;
+    }
+#endif
 }
 template <KeyEq EQ> __device__ __forceinline__ float key_value(uint32_t k) { return __uint_as_float(k); }
 template <KeyEq EQ> __device__ __forceinline__ double key_value(uint64_t k) {

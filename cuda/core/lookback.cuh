@@ -13,7 +13,18 @@
 // loads issued before any is used: one L2 round trip per WIDE × 32 tiles. That is for the first wave of
 // a grid, whose tiles all start at once and find no P near them: with 32 tiles per round trip, a tile
 // ~800 ids into the grid (a full H200 wave) walks ~25 dependent round trips back to the P frontier.
+//
+// Deterministic order (LB_DETERMINISTIC, for order-sensitive operators: float sums). Above, where the P is
+// found decides how values are grouped (a tree per sub-window, sub-windows newest first), and that varies
+// with timing; for float sums the last bits vary with it. `ordered_lookback` instead folds left from the P
+// it finds, one tile at a time in tile order: exclusive(t) = ((P_j ⊕ A_(j+1)) ⊕ …) ⊕ A_(t-1). If every
+// tile's P is its exclusive prefix ⊕ its aggregate, then by induction on t every P_t equals the plain
+// left fold seed ⊕ A_0 ⊕ A_1 ⊕ … ⊕ A_t, whichever j each look-back stopped at: the bits depend only on
+// the input and the tile partition. A P found several windows back is folded forward window by window:
+// the newer windows are read again (their entries are no longer X) and a P met there restarts the fold
+// from it (the same value, by the same induction).
 #pragma once
+#include "ops.cuh"
 #include "tile_state.cuh"
 #include "warp_scan.cuh"
 
@@ -60,20 +71,61 @@ __device__ __forceinline__ bool lookback_step(const State& state, int64_t end, u
     return false;
 }
 
+// Reads the status of tile end - 32 + lane (tiles before 0: P with the identity), waiting out X.
+template <class Op, class A, class State>
+__device__ __forceinline__ unsigned read_window(const State& state, int64_t end, unsigned poll_ns, A& value) {
+    const int64_t idx = end - 32 + (int)lane_id();
+    value = Op::template identity<A>();
+    unsigned s = idx < 0 ? STATUS_P : state.read((uint64_t)idx, value);
+    while (__any_sync(0xffffffffu, s == STATUS_X)) {
+        backoff(poll_ns);
+        if (s == STATUS_X) s = state.read((uint64_t)idx, value);
+    }
+    return s;
+}
+
+// The exclusive prefix of `tile`, folded left in tile order from the nearest P (see the header).
+template <class Op, class A, class State>
+__device__ __forceinline__ A ordered_lookback(const State& state, uint64_t tile, unsigned poll_ns) {
+    // Back to the nearest window holding a P. Windows reaching before tile 0 always hold one.
+    int64_t end = (int64_t)tile;
+    A value;
+    unsigned prefixes;
+    while (!(prefixes = __ballot_sync(0xffffffffu, read_window<Op>(state, end, poll_ns, value) == STATUS_P))) {
+        end -= 32;
+    }
+    // Then forward to the tile: each window from its highest P (or from its start), lane by lane.
+    A exclusive = Op::template identity<A>();
+    while (true) {
+        const int highest_p = prefixes ? 31 - __clz((int)prefixes) : -1;
+        if (highest_p >= 0) exclusive = shfl_from(value, highest_p);
+        exclusive = warp_fold_in_order<Op>(exclusive, value, highest_p + 1, 32);
+        end += 32;
+        if (end > (int64_t)tile) return exclusive;
+        prefixes = __ballot_sync(0xffffffffu, read_window<Op>(state, end, poll_ns, value) == STATUS_P);
+    }
+}
+
+// The exclusive prefix of `tile` (warp 0 of its block; every lane gets it).
+//
 // WIDE = 1: every step reads one sub-window of 32 (the default). WIDE > 1: the first step reads 32, later
 // steps WIDE × 32. Measured on the H200 (benches/log, 2026-11-30): the wider steps help the run-based
 // agent's keyed kernels (reduce_by_key, unique_by_key, scan_by_key: 4-7 % at 2^22-2^24 for i32, more for
 // f64) and cost the scans, the selections and the encodings 2-9 % at 2^20-2^24 (more registers: fewer
 // resident blocks or spills), so only the keyed kernels ask for them.
+// Under LB_DETERMINISTIC, order-sensitive operators take ordered_lookback instead, whatever WIDE.
 template <class Op, class A, class State, int WIDE = 1>
-__device__ __forceinline__ A warp_lookback(const State& state, uint64_t tile, unsigned first_poll_ns,
-                                           unsigned poll_ns) {
+__device__ __forceinline__ A warp_lookback(const State& state, uint64_t tile, const LookbackParams& lb) {
+    const unsigned first_poll_ns = lb.first_poll_ns, poll_ns = lb.poll_ns;
     const int lane = (int)lane_id();
     A exclusive = Op::template identity<A>();
     int64_t end = (int64_t)tile;
     // Sleeping before the first poll lets predecessors whose loads are still in flight publish first,
     // instead of every waiting tile hammering their status words (CUB's "L2 write latency" delay).
     backoff(first_poll_ns);
+    if constexpr (OrderSensitive<Op, A>::value) {
+        if (lb.flags & LB_DETERMINISTIC) return ordered_lookback<Op, A>(state, tile, poll_ns);
+    }
     if constexpr (WIDE == 1) {
         while (true) {
             const int64_t idx = end - 32 + lane;

@@ -3,9 +3,7 @@
 // `LOOKBACK_OPS(X)` lists them as `X(name, classes)` (one per line; build.rs parses it): `all` ops exist for
 // every element type, `int` ops only for integers.
 #pragma once
-#include <cstdint>
-#include <cmath>
-#include <type_traits>
+#include "std_subset.cuh"
 
 #define LOOKBACK_OPS(X) \
     X(sum, all)         \
@@ -92,5 +90,12 @@ struct OpXor {
     template <class A> static __device__ __forceinline__ A apply(A a, A b) { return (A)(a ^ b); }
     template <class A> static __device__ __forceinline__ A identity() { return A(0); }
 };
+
+// Whether the bits of `Op` over accumulator `A` depend on how the operations are grouped: float sums
+// (rounding). The look-back groups tiles by timing, so under LB_DETERMINISTIC (params.cuh) these, and only
+// these, combine in tile order; integer operators and float min/max are exactly associative and keep
+// their code. Wrapping operators (the pairs of classic/runs.cuh) forward to the operator they wrap.
+template <class Op, class A> struct OrderSensitive : std::false_type {};
+template <class A> struct OrderSensitive<OpSum, A> : std::bool_constant<std::is_floating_point_v<A>> {};
 
 }  // namespace lookback

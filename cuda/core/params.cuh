@@ -1,7 +1,7 @@
 // Kernel parameter blocks, passed by value. Each is mirrored field for field by a #[repr(C)] struct in
 // src/launch/params.rs; change both together (tests/kernel_table.rs checks the sizes).
 #pragma once
-#include <cstdint>
+#include "std_subset.cuh"
 #include "predicate.cuh"
 
 namespace lookback {
@@ -15,10 +15,16 @@ struct LookbackParams {
     uint32_t status_tiles;   // tiles of one status region
     uint32_t first_poll_ns;  // back-off before the first poll of a predecessor
     uint32_t poll_ns;        // back-off between polls
-    uint32_t flags;          // LB_PREFETCH_GUESS: the classic agents prefetch tile blockIdx.x (tile_state.cuh)
+    uint32_t flags;          // LB_* below
 };
 
-enum : uint32_t { LB_PREFETCH_GUESS = 1 };
+enum : uint32_t {
+    // The classic agents prefetch tile blockIdx.x (tile_state.cuh).
+    LB_PREFETCH_GUESS = 1,
+    // Order-sensitive operators (OrderSensitive in ops.cuh: float sums) combine tiles' values strictly in
+    // tile order, so the results are the same bits whatever the timing (lookback.cuh, persistent/engine.cuh).
+    LB_DETERMINISTIC = 2,
+};
 
 struct ScanParams {
     const void* in;

@@ -8,7 +8,7 @@
 // one predicate guards both the store and the advance: a bit test into a predicate, a predicated store, a
 // predicated add.
 #pragma once
-#include <cstdint>
+#include "std_subset.cuh"
 #include "async_copy.cuh"
 #include "types.cuh"
 

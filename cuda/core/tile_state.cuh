@@ -15,7 +15,7 @@
 // the value (WideState); a 16-byte access is not single-copy atomic (CUB issue #612), so a reader accepts
 // an entry only when both halves carry the same tag, which only one write of a launch can have left.
 #pragma once
-#include <type_traits>
+#include "std_subset.cuh"
 #include "common.cuh"
 #include "params.cuh"
 #include "types.cuh"

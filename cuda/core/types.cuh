@@ -4,9 +4,8 @@
 // from it, and build.rs parses it (one `X(name, c_type, class)` per line) to generate the Rust kernel
 // table. `class` is `int` or `float`; it decides which operators exist for the type (see ops.cuh).
 #pragma once
-#include <cstdint>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
+#include "std_subset.cuh"
+#include "half.cuh"
 
 #define LOOKBACK_TYPES(X)       \
     X(i8, int8_t, int)          \
@@ -45,6 +44,17 @@
     X(4)                                   \
     X(8)
 
+// The persistent engine's keyed kernels (kernels/pipe_by_key.cuh) a default build compiles: those
+// Engine::Auto takes, for 1-byte keys and these 1-byte value types (auto_scan_by_key in src/plan.rs). The
+// others, every (key size, value type) of pipe_by_key_*.cu and the encodings and unique_by_key of
+// pipe_runs.cu, run only where a call forces Engine::Persistent, yet they are most of the sm_90 code: a
+// default build leaves them out (the kernel tables then say None and such calls take the classic engine),
+// and LOOKBACK_ALL_PERSISTENT_RUNS (the `persistent-runs` feature: build/persistent_runs.rs) builds them.
+// build.rs parses this list and checks that each row is a 1-byte row of LOOKBACK_TYPES.
+#define LOOKBACK_PIPE_BY_KEY_K1_TYPES(X) \
+    X(i8, int8_t, int)                   \
+    X(u8, uint8_t, int)
+
 // The key sizes of the run-based kernels (classic/runs.cuh): keys travel as bits of their size, and float
 // keys get IEEE equality from the parameters (key_equality.cuh), so one kernel per size serves every key
 // type. build.rs parses this list; cuda/kernels/by_key_*.cu and runs.cu instantiate each size.
@@ -64,6 +74,7 @@ template <class T> struct Acc {
     static __device__ __forceinline__ T load(T x) { return x; }
     static __device__ __forceinline__ T store(T a) { return a; }
 };
+#if LOOKBACK_HAS_HALF
 template <> struct Acc<__half> {
     using type = float;
     static __device__ __forceinline__ float load(__half x) { return __half2float(x); }
@@ -74,6 +85,7 @@ template <> struct Acc<__nv_bfloat16> {
     static __device__ __forceinline__ float load(__nv_bfloat16 x) { return __bfloat162float(x); }
     static __device__ __forceinline__ __nv_bfloat16 store(float a) { return __float2bfloat16_rn(a); }
 };
+#endif
 
 // Same-size unsigned integer: the bit pattern an item travels as (status payloads, seeds from the host).
 template <int BYTES> struct Bits;

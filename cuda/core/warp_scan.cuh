@@ -1,6 +1,6 @@
 // Warp-wide scans and reductions from shuffles. Never touch global memory.
 #pragma once
-#include <type_traits>
+#include "std_subset.cuh"
 #include "common.cuh"
 
 namespace lookback {
@@ -58,6 +58,20 @@ template <class Op, int WIDTH, class A> __device__ __forceinline__ A warp_inclus
 // Reduction across the warp in lane order; every lane gets the result.
 template <class Op, class A> __device__ __forceinline__ A warp_reduce(A x) {
     return shfl_from(warp_inclusive_scan<Op>(x), 31);
+}
+
+// acc ⊕ x_from ⊕ x_(from+1) ⊕ … ⊕ x_(to-1), one lane at a time in lane order (a left fold; `from` and `to`
+// the same in every lane, 0 ≤ from ≤ to ≤ 32); every lane gets the result. The grouping of the operations
+// depends on nothing but `from` and `to`, which is what deterministic float sums need (LB_DETERMINISTIC).
+// Fully unrolled with predicated combines: the 32 shuffles do not wait on one another, only the combines
+// form a chain.
+template <class Op, class A> __device__ __forceinline__ A warp_fold_in_order(A acc, A x, int from, int to) {
+#pragma unroll
+    for (int l = 0; l < 32; ++l) {
+        const A y = shfl_from(x, l);
+        if (l >= from && l < to) acc = Op::apply(acc, y);
+    }
+    return acc;
 }
 
 }  // namespace lookback

@@ -24,9 +24,15 @@
         LOOKBACK_PIPE_BY_KEY_BODY(OPTYPE, KB, CTYPE)                                                         \
     }
 
-// Every value type for each key size of LOOKBACK_KEY_BYTES (types.cuh).
+// With LOOKBACK_ALL_PERSISTENT_RUNS, every value type for each key size of LOOKBACK_KEY_BYTES; otherwise
+// the rows Engine::Auto takes, 1-byte keys with the value types of LOOKBACK_PIPE_BY_KEY_K1_TYPES
+// (types.cuh says why).
+#ifdef LOOKBACK_ALL_PERSISTENT_RUNS
 #define LOOKBACK_PIPE_BY_KEY_KERNELS(OP, OPTYPE)                                                           \
     LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K1)                                                         \
     LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K2)                                                         \
     LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K4)                                                         \
     LOOKBACK_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K8)
+#else
+#define LOOKBACK_PIPE_BY_KEY_KERNELS(OP, OPTYPE) LOOKBACK_PIPE_BY_KEY_K1_TYPES(LOOKBACK_PIPE_BY_KEY_##OP##_K1)
+#endif

@@ -1,6 +1,6 @@
 // Entry points of the encodings (run-length, run-end) and unique_by_key on the persistent engine
 // (persistent/runs_work.cuh): lookback_pipe_runs_k<key bytes>_v<value bytes>, value bytes 0 meaning no value
-// column, for the same pairs as runs.cu. The mode parameter picks the primitive. sm_90 or newer only: on
+// column, for the same pairs as runs.cu (when built: see the end). The mode parameter picks the primitive. sm_90 or newer only: on
 // older architectures the body traps, and the host never launches it there.
 #include "../persistent/runs_work.cuh"
 
@@ -24,4 +24,7 @@ using namespace lookback;
     LOOKBACK_PIPE_RUNS_KERNEL(KB, 4)   \
     LOOKBACK_PIPE_RUNS_KERNEL(KB, 8)
 
+// Only with LOOKBACK_ALL_PERSISTENT_RUNS: Engine::Auto never takes these (core/types.cuh says why).
+#ifdef LOOKBACK_ALL_PERSISTENT_RUNS
 LOOKBACK_KEY_BYTES(LOOKBACK_PIPE_RUNS_FOR_KEY)
+#endif

@@ -68,7 +68,7 @@
 // Requirements (checked by the host): every bulk-copied input 16-byte aligned; fewer than 2^32 - 1 tiles;
 // sm_90+.
 #pragma once
-#include <type_traits>
+#include "../core/std_subset.cuh"
 #include "../core/async_copy.cuh"
 #include "../core/ops.cuh"
 #include "../core/params.cuh"
@@ -433,9 +433,35 @@ template <class Work> struct PipeEngine {
         return part;
     }
 
+    // Deterministic order (LB_DETERMINISTIC, order-sensitive operators): the aggregates of tiles
+    // [cursor, end) folded into `running` one tile at a time in tile order, 32 tiles (one read per lane)
+    // per step. Every block's prefix of tile t is then the plain left fold initial ⊕ A_0 ⊕ … ⊕ A_(t-1),
+    // whichever tiles the blocks took, so its bits depend only on the input and the tile partition (the
+    // argument of core/lookback.cuh's header, without P states).
+    static __device__ __forceinline__ A fold_in_tile_order(const State& state, uint64_t cursor, uint64_t end,
+                                                           A running) {
+        while (cursor < end) {
+            const uint64_t t = cursor + lane_id();
+            A v = Op::template identity<A>();
+            unsigned st = t < end ? state.read(t, v) : STATUS_A;
+            while (st == STATUS_X) st = state.read(t, v);
+            const int count = (int)min((uint64_t)32, end - cursor);
+            running = warp_fold_in_order<Op>(running, v, 0, count);
+            cursor += count;
+        }
+        return running;
+    }
+
     // Look-ahead warp: the block's running exclusive prefix, one slot's tile at a time, read as the Work
     // chooses for this launch (ahead_reads), else as its BATCHED_LOOKAHEAD says; an ordered state serially.
+    // Under LB_DETERMINISTIC, an order-sensitive operator folds in tile order (fold_in_tile_order).
     static __device__ __forceinline__ void look_ahead(const Params& p, Storage& s, const State& state) {
+        if constexpr (OrderSensitive<Op, A>::value) {
+            if (p.lb.flags & LB_DETERMINISTIC) {
+                look_ahead_loop<AheadReads::serial, 1, true>(p, s, state);
+                return;
+            }
+        }
         if constexpr (WorkChoosesReads<Work>::value) {
             switch (Work::ordered(state) ? AheadReads::serial : Work::ahead_reads(p)) {
                 case AheadReads::clamped: look_ahead_loop<AheadReads::clamped, 8>(p, s, state); return;
@@ -446,7 +472,7 @@ template <class Work> struct PipeEngine {
         look_ahead_loop<BATCHED ? AheadReads::clamped : AheadReads::serial, AHEAD_PER_LANE>(p, s, state);
     }
 
-    template <AheadReads KIND, int PER_LANE>
+    template <AheadReads KIND, int PER_LANE, bool IN_TILE_ORDER = false>
     static __device__ __forceinline__ void look_ahead_loop(const Params& p, Storage& s, const State& state) {
         const bool frees_slot = !Work::needs_prefix(p);
         A running = Work::initial(p);
@@ -456,6 +482,10 @@ template <class Work> struct PipeEngine {
             mbar_wait(&s.full[slot], (k / STAGES) & 1);
             const uint64_t tile = s.tile_id[slot];
             if (tile == END) return;
+            if constexpr (IN_TILE_ORDER) {
+                running = fold_in_tile_order(state, cursor, tile, running);
+                cursor = tile;
+            }
             while (cursor < tile) {
                 // Lane-major order (lane l holds tiles l, l+32, …) is not tile order: fine for the
                 // commutative operators of ops.cuh; float sums differ from sequential order by rounding

@@ -28,8 +28,10 @@ template <class T, class Op_> struct PipeScanWork : PipeWorkDefaults {
     static constexpr int ITEM_BYTES = sizeof(T);
     static constexpr bool WRITES_RING = false;
     static constexpr int E = 16 / sizeof(T);  // items per chunk
+    // The engine is complete only after this class (NVRTC insists; nvcc lets it pass), so its constants
+    // come from the tuning row here.
     using Engine = PipeEngine<PipeScanWork>;
-    static constexpr int CPL = Engine::CPL;
+    static constexpr int CPL = PipeTuning<ALGO>::CHUNKS_PER_LANE;
     union Chunk {
         uint4 vec;
         T items[E];

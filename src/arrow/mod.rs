@@ -1,3 +1,4 @@
+//! Conversions to and from arrow-rs arrays (feature `arrow`).
 //!
 //! The cargo feature `arrow` (off by default) brings this module and three crates of
 //! [arrow-rs](https://docs.rs/arrow): `arrow-array`, `arrow-buffer` and `arrow-schema` (re-exported here).

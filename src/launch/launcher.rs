@@ -1,7 +1,7 @@
 //! The one place that launches kernels: a call's plan (`crate::plan`) checked against what only the
 //! driver knows — whether a persistent kernel fits the GPU's shared memory — and launched with the
 //! workspace's look-back state.
-use super::params::{LB_PREFETCH_GUESS, LookbackParams};
+use super::params::{LB_DETERMINISTIC, LB_PREFETCH_GUESS, LookbackParams};
 use super::workspace::{HEADER, MAX_TILES};
 use super::{Backoff, Workspace};
 use crate::error::{Error, Result};
@@ -104,7 +104,8 @@ impl Workspace {
             status_tiles,
             first_poll_ns: backoff.first_poll_ns,
             poll_ns: backoff.poll_ns,
-            flags: if grid.prefetch { LB_PREFETCH_GUESS } else { 0 },
+            flags: if grid.prefetch { LB_PREFETCH_GUESS } else { 0 }
+                | if self.deterministic { LB_DETERMINISTIC } else { 0 },
         };
         let params = make(lookback, base + 8);
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the

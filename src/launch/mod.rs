@@ -50,7 +50,9 @@ pub struct Backoff {
 /// 8-byte items. Every run-based primitive has both engines too (`cuda/persistent/runs_work.cuh`,
 /// `cuda/persistent/scan_by_key_work.cuh`, which need the keys and values 16-byte aligned), but `Auto` takes
 /// the persistent one only for the scans by key of 1-byte keys and values: the classic agent measured
-/// faster for the others. `mask_if` and the three-way partition have only the classic engine. Every
+/// faster for the others. So a default build compiles only those persistent run-based kernels; the
+/// `persistent-runs` feature (or `LOOKBACK_PERSISTENT_RUNS=1` at build time) compiles the rest, without
+/// which `Persistent` takes the classic engine for them. `mask_if` and the three-way partition have only the classic engine. Every
 /// choice is made in one place, `src/plan.rs`, whose table lists them.
 ///
 /// # Example

@@ -16,13 +16,16 @@ pub(crate) struct LookbackParams {
     pub status_tiles: u32,
     pub first_poll_ns: u32,
     pub poll_ns: u32,
-    /// `LB_PREFETCH_GUESS` or 0 (`crate::plan::grid` decides).
+    /// `LB_PREFETCH_GUESS` (`crate::plan::grid` decides) and `LB_DETERMINISTIC` (the workspace's setting).
     pub flags: u32,
 }
 
 /// `LB_PREFETCH_GUESS` of `cuda/core/params.cuh`: the classic agents prefetch tile `blockIdx.x` into L2
 /// while their tile-id atomic is in flight (`prefetch_guessed_tile` in `cuda/core/tile_state.cuh`).
 pub(crate) const LB_PREFETCH_GUESS: u32 = 1;
+/// `LB_DETERMINISTIC` of `cuda/core/params.cuh`: float sums combine tiles strictly in tile order
+/// ([`Workspace::set_deterministic`](crate::Workspace::set_deterministic)).
+pub(crate) const LB_DETERMINISTIC: u32 = 2;
 /// Mirrors `ScanParams` of `cuda/core/params.cuh`, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

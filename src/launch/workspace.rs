@@ -89,6 +89,8 @@ pub struct Workspace {
     pub(crate) device_count: Option<u64>,
     pub(super) backoff: Option<Backoff>,
     pub(super) engine: Engine,
+    /// Whether float sums combine tiles in tile order ([`Workspace::set_deterministic`]).
+    pub(super) deterministic: bool,
     device: Option<DeviceInfo>,
     /// Persistent kernels already checked against the GPU's shared memory (and opted in to their ring
     /// when it fits), with the answer: the driver is asked once per kernel, not per call.
@@ -126,6 +128,7 @@ impl Workspace {
             device_count: None,
             backoff: None,
             engine: Engine::Auto,
+            deterministic: false,
             device: None,
             persistent_fits: HashMap::new(),
             count_buffer: None,
@@ -159,6 +162,63 @@ impl Workspace {
     /// Chooses the kernel structure of later calls that have a choice (default [`Engine::Auto`]).
     pub fn set_engine(&mut self, engine: Engine) {
         self.engine = engine;
+    }
+
+    /// The kernel structure later calls take where they have a choice ([`set_engine`](Workspace::set_engine)).
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// Makes the float sums of later calls the same bits from run to run (default `false`).
+    ///
+    /// By default the look-back combines the sums of tiles in an order that depends on timing (which
+    /// earlier tile already knew its prefix), so a float sum can differ in its last bits between two runs
+    /// on the same input. Deterministic, every tile's prefix is instead folded strictly in tile order,
+    /// `((seed + t₀) + t₁) + …`, where `tᵢ` is tile `i`'s own sum, itself added in a fixed order. This
+    /// covers every float sum: [`inclusive_scan_into`](Workspace::inclusive_scan_into) and the other scans,
+    /// the scans by key and [`reduce_by_key_into`](Workspace::reduce_by_key_into), for `f32`, `f64`,
+    /// `f16` and `bf16` (accumulated in `f32`), in place or not, on both engines, sized on the host or on
+    /// the device, and in CUDA graphs (the setting is read when a call is made or captured).
+    ///
+    /// What is guaranteed: the same input, element type, call and engine give the same bits on every run,
+    /// whatever else runs on the GPU. The bits depend only on how the input is cut into tiles, which
+    /// the engine and the element type fix; the number of SMs and the launch's timing play no part, so
+    /// GPUs of one architecture agree with each other too. The two engines cut differently, so to
+    /// compare results across GPUs where [`Engine::Auto`] could choose differently (an sm_80 GPU against
+    /// an sm_90 one, different alignments or sizes around the persistent threshold), pin the engine with
+    /// [`set_engine`](Workspace::set_engine). The result is not the sequential sum (`host` computes that);
+    /// it differs from it by rounding as before.
+    ///
+    /// Integer results and float min/max are exact and already deterministic: their kernels do not change.
+    /// The cost is a longer look-back chain when a tile's prefix is far away; measured on the H200 in
+    /// `benches/README.md`.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// ws.set_deterministic(true);
+    /// assert!(ws.deterministic());
+    /// let values: Vec<f32> = (0..100_000).map(|i| (i as f32).sin()).collect();
+    /// let input = stream.clone_htod(&values)?;
+    /// let mut first = stream.alloc_zeros::<f32>(values.len())?;
+    /// let mut again = stream.alloc_zeros::<f32>(values.len())?;
+    /// ws.inclusive_scan_into(&input, &mut first, ScanOp::Sum)?;
+    /// ws.inclusive_scan_into(&input, &mut again, ScanOp::Sum)?;
+    /// let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+    /// assert_eq!(bits(stream.clone_dtoh(&first)?), bits(stream.clone_dtoh(&again)?));
+    /// # Ok(()) }
+    /// ```
+    pub fn set_deterministic(&mut self, deterministic: bool) {
+        self.deterministic = deterministic;
+    }
+
+    /// Whether float sums are deterministic ([`set_deterministic`](Workspace::set_deterministic)).
+    pub fn deterministic(&self) -> bool {
+        self.deterministic
     }
 
     pub(super) fn device_info(&mut self, stream: &CudaStream) -> Result<DeviceInfo> {

@@ -1,0 +1,314 @@
+//! `Workspace::set_deterministic`: every float sum gives the same bits on every run, whatever the timing.
+//!
+//! Each case runs one call many times on the same input while other streams load the GPU (a scan and
+//! device-to-device copies of their own, enqueued before each run so that they overlap it), and compares
+//! the bits of every run with the first. The results are also checked against the host, so the ordered
+//! path is tested for being right, not only for being repeatable. Both engines, every float type, the
+//! scans (inclusive, exclusive, in place), the scans by key and reduce_by_key, at 2^24 items and at sizes
+//! around tile boundaries.
+mod common;
+
+use common::{TestElement, check_scan, gpu, random_vec};
+use lookback::cudarc::driver::{CudaSlice, CudaStream};
+use lookback::half::{bf16, f16};
+use lookback::{Engine, ScanOp, Workspace, host};
+use std::sync::Arc;
+
+/// Runs of the 2^24-item cases (the tile-boundary cases run fewer).
+const RUNS: usize = 200;
+const BIG: usize = 1 << 24;
+
+/// Work on two other streams of the same GPU, enqueued before each measured run so that it competes
+/// with it for SMs and memory: the measured call's blocks start, and find their predecessors' prefixes,
+/// at times that differ from run to run.
+struct Load {
+    streams: [Arc<CudaStream>; 2],
+    ws: Workspace,
+    src: CudaSlice<f32>,
+    dst: [CudaSlice<f32>; 2],
+}
+
+impl Load {
+    /// Load of `n`-item scans and copies.
+    fn new(stream: &Arc<CudaStream>, n: usize) -> Load {
+        let ctx = stream.context();
+        let streams = [ctx.new_stream().unwrap(), ctx.new_stream().unwrap()];
+        let values: Vec<f32> = random_vec(n, 99, 0.0);
+        let src = streams[0].clone_htod(&values).unwrap();
+        let dst = [streams[0].alloc_zeros(n).unwrap(), streams[1].alloc_zeros(n).unwrap()];
+        streams[0].synchronize().unwrap();
+        Load { ws: Workspace::new(&streams[0]), streams, src, dst }
+    }
+
+    /// Enqueues the load for run `k`: how much of it comes first changes with `k`.
+    fn kick(&mut self, k: usize) {
+        let [a, b] = &mut self.dst;
+        self.ws.inclusive_scan_into(&self.src, a, ScanOp::Sum).unwrap();
+        for _ in 0..k % 3 {
+            self.streams[1].memcpy_dtod(&self.src, b).unwrap();
+        }
+    }
+
+    fn finish(&self) {
+        for s in &self.streams {
+            s.synchronize().unwrap();
+        }
+    }
+}
+
+/// Whether two results are the same bits (every element type widens exactly to f64); the first item that
+/// differs otherwise.
+fn first_difference<T: TestElement>(got: &[T], want: &[T]) -> Option<usize> {
+    if got.len() != want.len() {
+        return Some(got.len().min(want.len()));
+    }
+    got.iter().zip(want).position(|(g, w)| g.as_f64().to_bits() != w.as_f64().to_bits())
+}
+
+/// Runs `call` `runs` times under load and panics unless every run gave the bits of the first; returns
+/// the first result. `call` makes the call and copies its result into the host buffer it is given
+/// (reused from run to run: no allocation per run).
+fn repeatable<T: TestElement>(
+    stream: &Arc<CudaStream>,
+    load: &mut Load,
+    runs: usize,
+    what: &str,
+    mut call: impl FnMut(&mut Vec<T>),
+) -> Vec<T> {
+    let mut first = Vec::new();
+    load.kick(0);
+    call(&mut first);
+    let mut got = Vec::new();
+    for k in 1..runs {
+        load.kick(k);
+        call(&mut got);
+        if let Some(i) = first_difference(&got, &first) {
+            panic!(
+                "{what}: run {k} differs from run 0 at item {i} of {}: {:?} vs {:?}",
+                got.len(),
+                got.get(i).map(|x| x.as_f64()),
+                first.get(i).map(|x| x.as_f64())
+            );
+        }
+    }
+    load.finish();
+    stream.synchronize().unwrap();
+    first
+}
+
+/// Copies `src` into `host`, resized to its length.
+fn download<T: TestElement, S: lookback::cudarc::driver::DevicePtr<T>>(
+    stream: &Arc<CudaStream>,
+    src: &S,
+    len: usize,
+    host: &mut Vec<T>,
+) {
+    host.resize(len, T::poison());
+    stream.memcpy_dtoh(src, host.as_mut_slice()).unwrap();
+}
+
+/// A scan, deterministic, `runs` times on one input of `n` items: identical bits every run, and the
+/// host's result within rounding.
+fn scan_case<T: TestElement>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    load: &mut Load,
+    n: usize,
+    runs: usize,
+    init: Option<T>,
+    in_place: bool,
+) {
+    let input: Vec<T> = random_vec(n, n as u64 ^ 0xd5, 0.0);
+    let d_in = stream.clone_htod(&input).unwrap();
+    let mut out = stream.clone_htod(&vec![T::poison(); n]).unwrap();
+    let what = format!(
+        "{} {} {:?} n={n}{}",
+        T::DTYPE.name(),
+        if init.is_some() { "exclusive" } else { "inclusive" },
+        ws.engine(),
+        if in_place { " in place" } else { "" }
+    );
+    let got = repeatable::<T>(stream, load, runs, &what, |host| {
+        if in_place {
+            stream.memcpy_dtod(&d_in, &mut out).unwrap();
+            match init {
+                Some(v) => ws.exclusive_scan_in_place(&mut out, v, ScanOp::Sum).unwrap(),
+                None => ws.inclusive_scan_in_place(&mut out, ScanOp::Sum).unwrap(),
+            }
+        } else {
+            match init {
+                Some(v) => ws.exclusive_scan_into(&d_in, &mut out, v, ScanOp::Sum).unwrap(),
+                None => ws.inclusive_scan_into(&d_in, &mut out, ScanOp::Sum).unwrap(),
+            }
+        }
+        download(stream, &out, n, host);
+    });
+    let want = match init {
+        Some(v) => host::exclusive_scan(&input, v, ScanOp::Sum),
+        None => host::inclusive_scan(&input, ScanOp::Sum),
+    }
+    .unwrap();
+    check_scan(&input, &got, &want, ScanOp::Sum, init.is_some()).unwrap_or_else(|e| panic!("{what}: {e}"));
+}
+
+/// Keys in runs of random lengths up to `max_run`: long runs make keyed sums cross many tiles.
+fn run_keys(n: usize, max_run: usize, seed: u64) -> Vec<i32> {
+    let mut rng = common::Rng::new(seed);
+    let mut keys = Vec::with_capacity(n);
+    let mut key = 0i32;
+    while keys.len() < n {
+        let len = 1 + (rng.next_u64() as usize) % max_run;
+        keys.extend(std::iter::repeat_n(key, len.min(n - keys.len())));
+        key += 1;
+    }
+    keys
+}
+
+/// reduce_by_key and the inclusive scan by key (sum), deterministic, `runs` times each.
+fn keyed_case<V: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, load: &mut Load, n: usize, runs: usize) {
+    let keys = run_keys(n, 200_000, n as u64);
+    let values: Vec<V> = random_vec(n, n as u64 ^ 0x77, 0.0);
+    let (dk, dv) = (stream.clone_htod(&keys).unwrap(), stream.clone_htod(&values).unwrap());
+    let what = format!("{} keyed {:?} n={n}", V::DTYPE.name(), ws.engine());
+
+    let mut ko = stream.clone_htod(&vec![-1i32; n]).unwrap();
+    let mut vo = stream.clone_htod(&vec![V::poison(); n]).unwrap();
+    let mut count = stream.clone_htod(&[u64::MAX]).unwrap();
+    let (want_k, want_v) = host::reduce_by_key(&keys, &values, ScanOp::Sum).unwrap();
+    let got = repeatable::<V>(stream, load, runs, &format!("reduce_by_key {what}"), |host| {
+        ws.reduce_by_key_into(&dk, &dv, &mut ko, &mut vo, &mut count, ScanOp::Sum).unwrap();
+        let runs = stream.clone_dtoh(&count).unwrap()[0] as usize;
+        assert_eq!(runs, want_k.len(), "reduce_by_key {what}: number of runs");
+        download(stream, &vo.slice(0..runs), runs, host);
+    });
+    assert_eq!(stream.clone_dtoh(&ko.slice(0..want_k.len())).unwrap(), want_k, "reduce_by_key {what}: keys");
+    for (r, (g, w)) in got.iter().zip(&want_v).enumerate() {
+        let (g, w) = (g.as_f64(), w.as_f64());
+        // A run of at most 200,000 values of magnitude < 100: the bound of check_scan's kind.
+        let bound = 4.0 * V::ACC_EPS * 200_000.0 * 100.0 + 2.0 * V::OUT_EPS * w.abs();
+        assert!((g - w).abs() <= bound, "reduce_by_key {what}: run {r}: {g} vs {w}");
+    }
+
+    let mut out = stream.clone_htod(&vec![V::poison(); n]).unwrap();
+    let want = host::inclusive_scan_by_key(&keys, &values, ScanOp::Sum).unwrap();
+    let got = repeatable::<V>(stream, load, runs, &format!("inclusive_scan_by_key {what}"), |host| {
+        ws.inclusive_scan_by_key_into(&dk, &dv, &mut out, ScanOp::Sum).unwrap();
+        download(stream, &out, n, host);
+    });
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (g, w) = (g.as_f64(), w.as_f64());
+        let bound = 4.0 * V::ACC_EPS * 200_000.0 * 100.0 + 2.0 * V::OUT_EPS * w.abs();
+        assert!((g - w).abs() <= bound, "inclusive_scan_by_key {what}: item {i}: {g} vs {w}");
+    }
+}
+
+fn deterministic_workspace(stream: &Arc<CudaStream>, engine: Engine) -> Workspace {
+    let mut ws = Workspace::new(stream);
+    ws.set_engine(engine);
+    ws.set_deterministic(true);
+    ws
+}
+
+#[test]
+fn scans_of_2_24_items_repeat_bit_for_bit() {
+    let Some(stream) = gpu() else { return };
+    let mut load = Load::new(&stream, BIG);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = deterministic_workspace(&stream, engine);
+        scan_case::<f32>(&stream, &mut ws, &mut load, BIG, RUNS, None, false);
+        scan_case::<f32>(&stream, &mut ws, &mut load, BIG, RUNS, Some(0.25), true);
+        scan_case::<f64>(&stream, &mut ws, &mut load, BIG, RUNS, None, true);
+        scan_case::<f64>(&stream, &mut ws, &mut load, BIG, RUNS, Some(-1.5), false);
+        scan_case::<f16>(&stream, &mut ws, &mut load, BIG, RUNS, None, false);
+        scan_case::<bf16>(&stream, &mut ws, &mut load, BIG, RUNS, Some(bf16::from_f32(2.0)), false);
+    }
+}
+
+#[test]
+fn keyed_sums_of_2_24_items_repeat_bit_for_bit() {
+    let Some(stream) = gpu() else { return };
+    let mut load = Load::new(&stream, BIG);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = deterministic_workspace(&stream, engine);
+        keyed_case::<f32>(&stream, &mut ws, &mut load, BIG, RUNS);
+        keyed_case::<f64>(&stream, &mut ws, &mut load, BIG, RUNS);
+        keyed_case::<f16>(&stream, &mut ws, &mut load, BIG, RUNS / 4);
+    }
+}
+
+/// Sizes around the tiles of each engine: one tile, a tile and one item, across the 32-tile windows of
+/// the classic look-back, and around one full wave of persistent blocks (132 SMs on an H200).
+#[test]
+fn sizes_around_tile_boundaries_repeat_bit_for_bit() {
+    let Some(stream) = gpu() else { return };
+    let mut load = Load::new(&stream, BIG);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = deterministic_workspace(&stream, engine);
+        let t = match engine {
+            Engine::Persistent => lookback::__private::pipe_scan_tile_items(4),
+            _ => lookback::__private::scan_tile_items(4),
+        };
+        for n in [1, t - 1, t, t + 1, 2 * t + 3, 31 * t, 32 * t + 1, 33 * t - 1, 65 * t + 7, 133 * t + 1, 900 * t + 5] {
+            scan_case::<f32>(&stream, &mut ws, &mut load, n, 20, None, false);
+            scan_case::<f32>(&stream, &mut ws, &mut load, n, 5, Some(1.0), true);
+        }
+        let t64 = match engine {
+            Engine::Persistent => lookback::__private::pipe_scan_tile_items(8),
+            _ => lookback::__private::scan_tile_items(8),
+        };
+        for n in [t64 + 1, 33 * t64 - 1, 300 * t64 + 9] {
+            scan_case::<f64>(&stream, &mut ws, &mut load, n, 20, None, false);
+        }
+        for n in [1000, 100_003, 3_000_001] {
+            keyed_case::<f32>(&stream, &mut ws, &mut load, n, 10);
+        }
+    }
+}
+
+/// Integer results do not change under the setting (their kernels take the same path): exact against
+/// the host. Float min/max are exact too.
+#[test]
+fn integers_and_min_max_are_unchanged() {
+    let Some(stream) = gpu() else { return };
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = deterministic_workspace(&stream, engine);
+        let input: Vec<i32> = random_vec(3_000_017, 5, 0.0);
+        let d_in = stream.clone_htod(&input).unwrap();
+        let mut out = stream.clone_htod(&vec![i32::poison(); input.len()]).unwrap();
+        ws.inclusive_scan_into(&d_in, &mut out, ScanOp::Sum).unwrap();
+        assert_eq!(stream.clone_dtoh(&out).unwrap(), host::inclusive_scan(&input, ScanOp::Sum).unwrap());
+        let input: Vec<f32> = random_vec(3_000_017, 6, 0.0);
+        let d_in = stream.clone_htod(&input).unwrap();
+        let mut out = stream.clone_htod(&vec![f32::poison(); input.len()]).unwrap();
+        ws.inclusive_scan_into(&d_in, &mut out, ScanOp::Max).unwrap();
+        let want = host::inclusive_scan(&input, ScanOp::Max).unwrap();
+        let got = stream.clone_dtoh(&out).unwrap();
+        assert_eq!(first_difference(&got, &want), None, "{engine:?} f32 max");
+    }
+}
+
+/// Small enough for compute-sanitizer (`run.sh sanitize BIN sanitizer_cases`): the ordered look-back of
+/// both engines, a look-back across several windows, and the keyed pair fold.
+#[test]
+fn sanitizer_cases() {
+    let Some(stream) = gpu() else { return };
+    let mut load = Load::new(&stream, 1 << 16);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = deterministic_workspace(&stream, engine);
+        let t = lookback::__private::scan_tile_items(4);
+        scan_case::<f32>(&stream, &mut ws, &mut load, 70 * t + 3, 2, None, false);
+        scan_case::<f64>(&stream, &mut ws, &mut load, 9 * t + 1, 2, Some(0.5), true);
+        keyed_case::<f32>(&stream, &mut ws, &mut load, 200_003, 2);
+    }
+}
+
+#[test]
+fn the_setting_is_off_by_default_and_reads_back() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    assert!(!ws.deterministic());
+    ws.set_deterministic(true);
+    assert!(ws.deterministic());
+    ws.set_deterministic(false);
+    assert!(!ws.deterministic());
+}
