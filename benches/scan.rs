@@ -399,7 +399,8 @@ impl Bench {
             Algo::InclusiveSum | Algo::InclusiveSumInPlace => fns.inclusive_sum,
             Algo::ExclusiveSum => fns.exclusive_sum,
             Algo::InclusiveMax => fns.inclusive_max,
-            Algo::InclusiveSumDevSize => return None,
+            // CUB 3.0.1 has no deterministic scan (CUB 3.5 added one for float sums).
+            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet | Algo::ExclusiveSumDet => return None,
         };
         let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
         Some(runner.and_then(|mut runner| {

@@ -527,7 +527,7 @@ template <class Work> struct PipeEngine {
         // Read the totals now: the next write to this buffer (tile k+2) comes after the next barrier.
         A exclusive, aggregate;
         Work::template scan_warp_totals<Op, WARPS>(s.warp_totals[k & 1], w, exclusive, aggregate);
-        // Every lane writes the same value and later reads only its own write: no warp sync needed.
+        // Every lane writes the same value; scan() reads it after a __syncwarp.
         s.warp_exclusive[slot][w] = exclusive;
         if (threadIdx.x == 0) {
             s.aggregate[slot] = aggregate;  // read back by this thread (and by the publisher warp)
@@ -556,6 +556,11 @@ template <class Work> struct PipeEngine {
             // Only the last tile waits when the Work needs no prefix (its total does); the look-ahead
             // warp then arrives on `empty` too, so the slot's tile id stays until it has read it.
             mbar_wait(&s.ready[slot], (k / STAGES) & 1);
+            // The lanes leave the wait apart when it spins (a late prefix: the deterministic look-ahead,
+            // a loaded GPU). Reconverged, every lane's write of warp_exclusive (the same value) is before
+            // every lane's read: compute-sanitizer's racecheck otherwise reports the benign intra-warp
+            // race.
+            __syncwarp();
             const A prefix = s.prefix[slot];
             const uint64_t start = tile * (uint64_t)TILE_ITEMS;
             const int valid = (int)min((uint64_t)TILE_ITEMS, engine_items - start);
