@@ -29,6 +29,8 @@ mod doc_examples;
 mod opt_out;
 #[path = "build/persistent_runs.rs"]
 mod persistent_runs;
+#[path = "build/rtc_headers.rs"]
+mod rtc_headers;
 
 /// SASS for sm_80 (A100, and the sm_86/sm_89 GPUs, which run sm_80 code) and sm_90 (H100/H200: the
 /// persistent engine), PTX for compute_90 (JIT-compiled on newer GPUs). Images for 86 and 89 would double
@@ -50,6 +52,7 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     rerun_for_dir(cuda);
+    rtc_headers::generate(cuda, &out_dir);
 
     let types = parse_xmacro(&read(&cuda.join("core/types.cuh")), "LOOKBACK_TYPES");
     let wide_types = parse_xmacro(&read(&cuda.join("core/types.cuh")), "LOOKBACK_WIDE_TYPES");
@@ -585,6 +588,11 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
     g += "    pub const fn name(self) -> &'static str {\n        match self {\n";
     for t in types {
         writeln!(g, "            DType::{} => \"{}\",", camel(&t[0]), t[0]).unwrap();
+    }
+    g += "        }\n    }\n    /// The CUDA C++ type of the elements (`int32_t`, `float`, `__half`, …): the type of `x` in user code\n";
+    g += "    /// ([`crate::rtc`]).\n    pub const fn c_type(self) -> &'static str {\n        match self {\n";
+    for t in types {
+        writeln!(g, "            DType::{} => \"{}\",", camel(&t[0]), t[1]).unwrap();
     }
     g += "        }\n    }\n    /// Whether the type is an integer (bitwise operators exist only for integers).\n";
     g += "    pub const fn is_integer(self) -> bool {\n        match self {\n";

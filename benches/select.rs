@@ -15,6 +15,7 @@ use common::{
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, DriverError};
 use lookback::half::f16;
+use lookback::rtc::UserPred;
 use lookback::{Backoff, Pred, Workspace, host};
 use std::sync::Arc;
 
@@ -33,8 +34,11 @@ usage: cargo bench --bench select -- [OPTIONS]
                     select_if_1,select_flagged_50,partition_reversed_50,partition_stable_50,
                     partition_split_50,unique_run4 (default: these eleven), and the opt-in rows
                     select_if_50_devsize (select_if_50 sized by a count on the device:
-                    Workspace::with_count; runs right after select_if_50, which it brings in) and
-                    chain5 (five calls chained by device counts, eager vs CUDA graph; i32 only)
+                    Workspace::with_count; runs right after select_if_50, which it brings in),
+                    select_if_50_user (select_if_50's `x < t` as a run-time compiled user predicate,
+                    lookback::rtc::UserPred; after select_if_50, which it brings in; its compile is
+                    reported first) and chain5 (five calls chained by device counts, eager vs CUDA
+                    graph; i32 only)
   --csv PATH        CSV output (default bench-select.csv; also $OUT/bench-select.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
   --engine E        auto (default), classic or persistent (sm_90+; compaction and counting only):
@@ -59,6 +63,7 @@ enum Algo {
     PartitionSplit50,
     UniqueRun4,
     SelectIf50DevSize,
+    SelectIf50User,
     Chain5,
 }
 
@@ -78,7 +83,7 @@ impl Algo {
         Algo::UniqueRun4,
     ];
     /// The opt-in rows `--algos` also takes.
-    const OPT_IN: [Algo; 2] = [Algo::SelectIf50DevSize, Algo::Chain5];
+    const OPT_IN: [Algo; 3] = [Algo::SelectIf50DevSize, Algo::SelectIf50User, Algo::Chain5];
 
     fn name(self) -> &'static str {
         match self {
@@ -94,6 +99,7 @@ impl Algo {
             Algo::PartitionSplit50 => "partition_split_50",
             Algo::UniqueRun4 => "unique_run4",
             Algo::SelectIf50DevSize => "select_if_50_devsize",
+            Algo::SelectIf50User => "select_if_50_user",
             Algo::Chain5 => chain::NAME,
         }
     }
@@ -103,10 +109,11 @@ impl Algo {
         all.find(|a| a.name() == s).ok_or_else(|| format!("unknown algorithm `{s}`"))
     }
 
-    /// The row a paired row is compared with: a `_devsize` row's host-size call.
+    /// The row a paired row is compared with: a `_devsize` row's host-size call, a `_user` row's
+    /// built-in predicate.
     fn base(self) -> Option<Algo> {
         match self {
-            Algo::SelectIf50DevSize => Some(Algo::SelectIf50),
+            Algo::SelectIf50DevSize | Algo::SelectIf50User => Some(Algo::SelectIf50),
             _ => None,
         }
     }
@@ -133,7 +140,8 @@ impl Algo {
             | Algo::SelectIfInPlace50
             | Algo::Compound50
             | Algo::CompoundOr50
-            | Algo::SelectIf50DevSize => Some(Reference::Lt50),
+            | Algo::SelectIf50DevSize
+            | Algo::SelectIf50User => Some(Reference::Lt50),
             Algo::CountIf50 => None,
             Algo::SelectIf1 => Some(Reference::Lt1),
             Algo::SelectFlagged50 => Some(Reference::Flagged),
@@ -153,7 +161,8 @@ impl Algo {
             | Algo::CompoundOr50
             | Algo::SelectIf1
             | Algo::UniqueRun4
-            | Algo::SelectIf50DevSize => n * size + k * size,
+            | Algo::SelectIf50DevSize
+            | Algo::SelectIf50User => n * size + k * size,
             Algo::SelectFlagged50 => n * size + n + k * size,
             Algo::PartitionReversed50 | Algo::PartitionStable50 | Algo::PartitionSplit50 => 2 * n * size,
             Algo::CountIf50 => n * size,
@@ -186,10 +195,12 @@ trait Value: BenchElement {
     fn from_u32(v: u32) -> Self;
     /// A value no input has.
     fn never() -> Self;
+    /// `x < t` in CUDA C++, for the user-predicate row (`t` a whole number below `RANGE`).
+    fn cuda_lt(t: u32) -> String;
 }
 
 macro_rules! value {
-    ($($t:ty: $range:expr, $from:expr, $never:expr);*) => {$(
+    ($($t:ty: $range:expr, $from:expr, $never:expr, $lt:literal);*) => {$(
         impl Value for $t {
             const RANGE: u32 = $range;
             fn from_u32(v: u32) -> Self {
@@ -198,16 +209,19 @@ macro_rules! value {
             fn never() -> Self {
                 $never
             }
+            fn cuda_lt(t: u32) -> String {
+                format!($lt, t = t)
+            }
         }
     )*};
 }
 value! {
-    i32: 1000, |v| v as i32, -1;
-    i64: 1000, i64::from, -1;
+    i32: 1000, |v| v as i32, -1, "x < {t}";
+    i64: 1000, i64::from, -1, "x < {t}";
     // 0..1000 does not fit a u8: 0..200, with thresholds 100 and 2.
-    u8: 200, |v| v as u8, u8::MAX;
-    f32: 1000, |v| v as f32, -1.0;
-    f16: 1000, |v| f16::from_f32(v as f32), f16::from_f32(-1.0)
+    u8: 200, |v| v as u8, u8::MAX, "x < {t}";
+    f32: 1000, |v| v as f32, -1.0, "x < {t}.0f";
+    f16: 1000, |v| f16::from_f32(v as f32), f16::from_f32(-1.0), "x < __float2half({t}.0f)"
 }
 
 /// Which input a row runs on.
@@ -253,6 +267,8 @@ struct Preds<T> {
     compound: Pred<T>,
     /// `x < RANGE / 2 && (x != never || x == 0)`: the same 50 % in five instructions (no folding).
     compound_or: Pred<T>,
+    /// `x < RANGE / 2` as user code compiled at run time (the `_user` row).
+    user: UserPred<T>,
 }
 
 /// The threshold of the 50 % rows: `RANGE / 2`.
@@ -273,6 +289,11 @@ impl<T: Value> Preds<T> {
             one: Pred::lt(one_percent::<T>()),
             compound: Pred::ge(T::from_u32(0)) & Pred::lt(half) & Pred::ne(T::never()),
             compound_or: Pred::lt(half) & (Pred::ne(T::never()) | Pred::eq(T::from_u32(0))),
+            user: {
+                let host = Pred::lt(half);
+                // SAFETY: a pure comparison of x with a constant.
+                unsafe { UserPred::new(&T::cuda_lt(T::RANGE / 2), move |x| host.eval(x)) }.expect("a valid expression")
+            },
         }
     }
 }
@@ -419,6 +440,7 @@ fn call<T: Value>(
             ws.with_count(device_n, |ws| ws.select_if_into(input, &preds.half, output, count))?
         }
         Algo::SelectIf1 => ws.select_if_into(input, &preds.one, output, count)?,
+        Algo::SelectIf50User => ws.select_if_into(input, &preds.user, output, count)?,
         Algo::Compound50 => ws.select_if_into(input, &preds.compound, output, count)?,
         Algo::CompoundOr50 => ws.select_if_into(input, &preds.compound_or, output, count)?,
         Algo::SelectFlagged50 => {
@@ -595,6 +617,18 @@ impl Bench {
     /// runs, each set sharing one set of buffers.
     fn run_size<T: Value>(&mut self, log2n: u32, algos: &[Algo], report: &mut Report) -> BoxResult<()> {
         let preds = Preds::<T>::new();
+        if algos.contains(&Algo::SelectIf50User) {
+            // The compile (or the cache lookup) of the user predicate's kernels, before anything is timed.
+            let r = preds.user.compile(&self.stream())?;
+            println!(
+                "compile select_if_50_user {} n=2^{log2n}: {:?} in {:.1} ms ({}, {} bytes)",
+                std::any::type_name::<T>(),
+                r.hit,
+                r.seconds * 1e3,
+                r.arch,
+                r.cubin_bytes
+            );
+        }
         for data in [Data::Random, Data::Runs] {
             let rows: Vec<Algo> = algos.iter().copied().filter(|a| a.data() == Some(data)).collect();
             if rows.is_empty() {

@@ -145,6 +145,41 @@ pub enum Error {
         /// arrow-rs's message.
         message: String,
     },
+    /// User code ([`crate::rtc`]) needs NVRTC, the CUDA run-time compiler, and none could be loaded.
+    #[error("NVRTC (the CUDA run-time compiler) could not be loaded: {hint}; searched: {searched}", hint = crate::rtc::NVRTC_HINT)]
+    NvrtcNotFound {
+        /// The library files and names tried, in order.
+        searched: String,
+    },
+    /// NVRTC itself failed (not the user's code): out of memory, or a broken install.
+    #[error("NVRTC call {what} failed with status {status}")]
+    NvrtcFailed {
+        /// The NVRTC entry point.
+        what: String,
+        /// Its `nvrtcResult`.
+        status: i32,
+    },
+    /// User code did not compile. `log` is NVRTC's whole log; `line` the first line of the user's code it
+    /// complains about (1-based number, text), when it names one.
+    #[error("user code did not compile{}:\n{log}", line.as_ref().map(|(n, t)| format!(" (line {n}: `{}`)", t.trim())).unwrap_or_default())]
+    Compile {
+        /// NVRTC's log.
+        log: String,
+        /// The user's line the first error is on.
+        line: Option<(usize, String)>,
+    },
+    /// User code that cannot be handed to the compiler at all.
+    #[error("invalid user code: {reason}")]
+    InvalidSource {
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// User code over f16 or bf16 needs the CUDA headers that define them (`cuda_fp16.h`), and none were found.
+    #[error(
+        "user code over f16/bf16 needs the CUDA headers (cuda_fp16.h): set LOOKBACK_CUDA_INCLUDE or CUDA_HOME, \
+         or install the CUDA toolkit"
+    )]
+    CudaHeadersNotFound,
 }
 
 /// `Ok` if `actual` (the length of argument `what`) equals `expected`, else [`Error::LengthMismatch`].

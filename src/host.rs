@@ -4,7 +4,7 @@
 use crate::element::{Element, Flag};
 use crate::error::{Error, Result, check_len};
 use crate::op::ScanOp;
-use crate::pred::Pred;
+use crate::pred::Predicate;
 
 fn apply<T: Element>(op: ScanOp, a: T::Acc, b: T::Acc) -> Result<T::Acc> {
     T::apply(op, a, b).ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })
@@ -70,8 +70,8 @@ pub fn exclusive_scan<T: Element>(input: &[T], init: T, op: ScanOp) -> Result<Ve
 /// use lookback::{host, Pred};
 /// assert_eq!(host::select_if(&[5i32, -1, 8, 0], &Pred::gt(0)), [5, 8]);
 /// ```
-pub fn select_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<T> {
-    input.iter().copied().filter(|&x| pred.eval(x)).collect()
+pub fn select_if<T: Element>(input: &[T], pred: &impl Predicate<T>) -> Vec<T> {
+    input.iter().copied().filter(|&x| pred.holds(x)).collect()
 }
 
 /// The items whose flag is set, in order.
@@ -119,8 +119,8 @@ pub fn unique<T: Element>(input: &[T]) -> Vec<T> {
 /// // `ne` is true for NaN.
 /// assert_eq!(host::count_if(&[1.0f32, f32::NAN, 3.0], &Pred::ne(1.0)), 2);
 /// ```
-pub fn count_if<T: Element>(input: &[T], pred: &Pred<T>) -> usize {
-    input.iter().filter(|&&x| pred.eval(x)).count()
+pub fn count_if<T: Element>(input: &[T], pred: &impl Predicate<T>) -> usize {
+    input.iter().filter(|&&x| pred.holds(x)).count()
 }
 
 /// One byte per item: 1 where `pred` holds.
@@ -131,8 +131,8 @@ pub fn count_if<T: Element>(input: &[T], pred: &Pred<T>) -> usize {
 /// let mask = host::mask_if(&[21.0f64, -9999.0, f64::NAN, 19.5], &Pred::ne(-9999.0));
 /// assert_eq!(mask, [1, 0, 1, 1]);
 /// ```
-pub fn mask_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<u8> {
-    input.iter().map(|&x| pred.eval(x) as u8).collect()
+pub fn mask_if<T: Element>(input: &[T], pred: &impl Predicate<T>) -> Vec<u8> {
+    input.iter().map(|&x| pred.holds(x) as u8).collect()
 }
 
 /// Stable partition: the items for which `pred` holds, then the others, both in order; and the count.
@@ -144,8 +144,8 @@ pub fn mask_if<T: Element>(input: &[T], pred: &Pred<T>) -> Vec<u8> {
 /// assert_eq!(k, 3);
 /// assert_eq!(items, [9, 12, 7, 4, 1, 3]);
 /// ```
-pub fn partition_if<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) {
-    let (mut sel, rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.eval(x));
+pub fn partition_if<T: Element>(input: &[T], pred: &impl Predicate<T>) -> (Vec<T>, usize) {
+    let (mut sel, rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.holds(x));
     let k = sel.len();
     sel.extend(rej);
     (sel, k)
@@ -160,8 +160,8 @@ pub fn partition_if<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) 
 /// assert_eq!(k, 3);
 /// assert_eq!(items, [9, 12, 7, 3, 1, 4]);
 /// ```
-pub fn partition_if_reversed<T: Element>(input: &[T], pred: &Pred<T>) -> (Vec<T>, usize) {
-    let (mut sel, mut rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.eval(x));
+pub fn partition_if_reversed<T: Element>(input: &[T], pred: &impl Predicate<T>) -> (Vec<T>, usize) {
+    let (mut sel, mut rej): (Vec<T>, Vec<T>) = input.iter().partition(|&&x| pred.holds(x));
     let k = sel.len();
     rej.reverse();
     sel.extend(rej);
@@ -184,12 +184,16 @@ pub use runs::{
 /// let (neg, small, big) = host::partition_three_way(&[-5i32, 3, 120, -1, 7, 300], &Pred::lt(0), &Pred::le(100));
 /// assert_eq!((neg, small, big), (vec![-5, -1], vec![3, 7], vec![120, 300]));
 /// ```
-pub fn partition_three_way<T: Element>(input: &[T], first: &Pred<T>, second: &Pred<T>) -> (Vec<T>, Vec<T>, Vec<T>) {
+pub fn partition_three_way<T: Element>(
+    input: &[T],
+    first: &impl Predicate<T>,
+    second: &impl Predicate<T>,
+) -> (Vec<T>, Vec<T>, Vec<T>) {
     let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
     for &x in input {
-        if first.eval(x) {
+        if first.holds(x) {
             a.push(x);
-        } else if second.eval(x) {
+        } else if second.holds(x) {
             b.push(x);
         } else {
             c.push(x);

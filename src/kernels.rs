@@ -6,13 +6,25 @@ use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// A compiled kernel: its symbol and the fatbin (index into `IMAGES`) that holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A compiled kernel: its symbol and the image that holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Kernel {
     /// The symbol.
     pub name: &'static str,
-    /// Index of its fatbin in `IMAGES`.
+    /// Index of its fatbin in `IMAGES`, or [`RUNTIME_IMAGES`] plus the id of a cubin compiled at run time
+    /// (`crate::rtc`).
     pub image: usize,
+}
+
+/// Where the ids of run-time compiled images start in [`Kernel::image`] (far above any embedded fatbin).
+pub const RUNTIME_IMAGES: usize = 1 << 30;
+
+impl Kernel {
+    /// Kernel `name` of the run-time compiled image `id` (`crate::rtc`). Every such image holds the same
+    /// names, so a kernel is known by (image, name).
+    pub(crate) const fn runtime(name: &'static str, id: usize) -> Self {
+        Kernel { name, image: RUNTIME_IMAGES + id }
+    }
 }
 
 /// An algorithm family, as keyed in `cuda/core/tuning.cuh`.
@@ -127,7 +139,7 @@ pub fn kernels_built() -> bool {
 }
 
 type ModuleCache = HashMap<(usize, usize), Arc<CudaModule>>;
-type FunctionCache = HashMap<(usize, &'static str), CudaFunction>;
+type FunctionCache = HashMap<(usize, Kernel), CudaFunction>;
 
 /// Loads (once per context) the module holding `kernel` and returns the function.
 ///
@@ -136,10 +148,9 @@ type FunctionCache = HashMap<(usize, &'static str), CudaFunction>;
 pub(crate) fn function(ctx: &Arc<CudaContext>, kernel: Kernel) -> Result<CudaFunction> {
     static MODULES: OnceLock<Mutex<ModuleCache>> = OnceLock::new();
     static FUNCTIONS: OnceLock<Mutex<FunctionCache>> = OnceLock::new();
-    let images = IMAGES.as_ref().ok_or(Error::KernelsNotBuilt)?;
     let ctx_key = ctx.cu_ctx() as usize;
     let functions = FUNCTIONS.get_or_init(Default::default);
-    if let Some(f) = lock(functions).get(&(ctx_key, kernel.name)) {
+    if let Some(f) = lock(functions).get(&(ctx_key, kernel)) {
         return Ok(f.clone());
     }
     let module = {
@@ -147,15 +158,25 @@ pub(crate) fn function(ctx: &Arc<CudaContext>, kernel: Kernel) -> Result<CudaFun
         match modules.get(&(ctx_key, kernel.image)) {
             Some(m) => m.clone(),
             None => {
-                let m = ctx.load_module(Ptx::from_binary(images[kernel.image].to_vec()))?;
+                let m = ctx.load_module(Ptx::from_binary(image_bytes(kernel.image)?))?;
                 modules.insert((ctx_key, kernel.image), m.clone());
                 m
             }
         }
     };
     let f = module.load_function(kernel.name)?;
-    lock(functions).insert((ctx_key, kernel.name), f.clone());
+    lock(functions).insert((ctx_key, kernel), f.clone());
     Ok(f)
+}
+
+/// The bytes of image `image`: an embedded fatbin, or a cubin compiled at run time.
+fn image_bytes(image: usize) -> Result<Vec<u8>> {
+    if image >= RUNTIME_IMAGES {
+        let cubin = crate::rtc::cubin(image - RUNTIME_IMAGES);
+        return Ok(cubin.expect("runtime image ids come from the registry").to_vec());
+    }
+    let images = IMAGES.as_ref().ok_or(Error::KernelsNotBuilt)?;
+    Ok(images[image].to_vec())
 }
 
 /// A poisoned cache only means another thread panicked mid-insert; the map itself is still valid.

@@ -94,6 +94,7 @@ mod partition;
 mod partition3;
 mod plan;
 mod pred;
+pub mod rtc;
 mod runs;
 mod scan;
 mod select;
@@ -108,7 +109,7 @@ pub use launch::{Backoff, Engine, Workspace};
 pub use op::ScanOp;
 pub use partition::{Partitioned, partition_if};
 pub use partition3::{ThreeWay, partition_three_way};
-pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred};
+pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred, Predicate};
 pub use runs::{RunLength, Runs};
 pub use scan::{
     exclusive_scan, exclusive_scan_in_place, exclusive_scan_into, inclusive_scan, inclusive_scan_in_place,

@@ -6,8 +6,8 @@
 use crate::element::Element;
 use crate::error::Result;
 use crate::launch::{Workspace, check_room, same_context};
-use crate::pred::Pred;
-use crate::select::{Mode, SelectJob, Source};
+use crate::pred::Predicate;
+use crate::select::{Mode, SelectJob, pred_source};
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut};
 
 /// A partitioned buffer: the first [`num_selected`](Self::num_selected) items satisfied the predicate.
@@ -105,7 +105,7 @@ impl Workspace {
     fn partition_job<T, I, O, R, N>(
         &mut self,
         input: &I,
-        pred: &Pred<T>,
+        pred: &impl Predicate<T>,
         output: &mut O,
         rejected: Option<&mut R>,
         num_selected: &mut N,
@@ -118,7 +118,7 @@ impl Workspace {
         R: DevicePtrMut<T>,
         N: DevicePtrMut<u64>,
     {
-        let program = pred.program()?;
+        let source = pred_source(pred, input.stream())?;
         let n = input.len();
         let stream = input.stream().clone();
         check_room("num_selected", 1, num_selected.len())?;
@@ -143,15 +143,7 @@ impl Workspace {
             }
             None => (0, None),
         };
-        let job = SelectJob {
-            input: src,
-            output: dst,
-            rejected: rej,
-            num_selected: count,
-            n,
-            source: Source::Pred(program),
-            mode,
-        };
+        let job = SelectJob { input: src, output: dst, rejected: rej, num_selected: count, n, source, mode };
         self.select_raw::<T>(&stream, job)
     }
 
@@ -183,7 +175,7 @@ impl Workspace {
     pub fn partition_if_reversed_into<T, I, O, N>(
         &mut self,
         input: &I,
-        pred: &Pred<T>,
+        pred: &impl Predicate<T>,
         output: &mut O,
         num_selected: &mut N,
     ) -> Result<()>
@@ -221,7 +213,7 @@ impl Workspace {
     pub fn partition_if_stable_into<T, I, O, N>(
         &mut self,
         input: &I,
-        pred: &Pred<T>,
+        pred: &impl Predicate<T>,
         output: &mut O,
         num_selected: &mut N,
     ) -> Result<()>
@@ -262,7 +254,7 @@ impl Workspace {
     pub fn partition_if_split_into<T, I, O, R, N>(
         &mut self,
         input: &I,
-        pred: &Pred<T>,
+        pred: &impl Predicate<T>,
         selected: &mut O,
         rejected: &mut R,
         num_selected: &mut N,
@@ -297,7 +289,7 @@ impl Workspace {
 /// assert_eq!(stream.clone_dtoh(&parts.rejected())?, [4, 1, 3]);
 /// # Ok(()) }
 /// ```
-pub fn partition_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Result<Partitioned<T>> {
+pub fn partition_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &impl Predicate<T>) -> Result<Partitioned<T>> {
     let stream = input.stream().clone();
     let mut ws = Workspace::new(&stream);
     // SAFETY: the partition writes all `len` items (each input item goes to exactly one place).

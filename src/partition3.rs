@@ -6,7 +6,9 @@ use crate::element::Element;
 use crate::error::Result;
 use crate::launch::{Partition3Params, Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
 use crate::plan::{Buffers, Elem, Primitive};
-use crate::pred::Pred;
+use crate::pred::predicate::DevicePred;
+use crate::pred::{PredProgram, Predicate};
+use crate::rtc;
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DevicePtrMut};
 
 /// The result of [`partition_three_way`]: three buffers of the input's length, the parts at their fronts.
@@ -153,8 +155,8 @@ impl Workspace {
     pub fn partition_three_way_into<T, I, A, B, C, N>(
         &mut self,
         input: &I,
-        first: &Pred<T>,
-        second: &Pred<T>,
+        first: &impl Predicate<T>,
+        second: &impl Predicate<T>,
         out_first: &mut A,
         out_second: &mut B,
         out_rest: &mut C,
@@ -168,7 +170,7 @@ impl Workspace {
         C: DevicePtrMut<T>,
         N: DevicePtrMut<u64>,
     {
-        let (p1, p2) = (first.program()?, second.program()?);
+        let (d1, d2) = (first.device()?, second.device()?);
         let n = input.len();
         check_room("out_first", n, out_first.len())?;
         check_room("out_second", n, out_second.len())?;
@@ -198,7 +200,22 @@ impl Workspace {
             // Invariant 6: an empty input writes counts of 0 and launches no kernel.
             return zero_counts(&stream, count, 2);
         }
-        let launch = self.plan_launch(&stream, Primitive::Partition3 { ty: Elem::of::<T>() }, n, Buffers::default())?;
+        // Built-in predicates travel as programs; user code (either or both) as a kernel of its own.
+        let program = |d: &DevicePred| match d {
+            DevicePred::Program(p) => *p,
+            DevicePred::Code(_) => PredProgram::default(),
+        };
+        let code = |d| match d {
+            DevicePred::Code(c) => Some(c),
+            DevicePred::Program(_) => None,
+        };
+        let (p1, p2) = (program(&d1), program(&d2));
+        let user = match (code(d1), code(d2)) {
+            (None, None) => None,
+            (c1, c2) => Some(rtc::partition3_kernel(stream.context(), T::DTYPE, c1, c2)?),
+        };
+        let primitive = Primitive::Partition3 { ty: Elem::of::<T>() };
+        let launch = self.plan_launch_with(&stream, primitive, n, Buffers::default(), |l| user.unwrap_or(l.kernel))?;
         self.launch(&stream, launch, |lb, _| Partition3Params {
             input: src,
             out_first: a,
@@ -233,8 +250,8 @@ impl Workspace {
 /// ```
 pub fn partition_three_way<T: Element, I: DevicePtr<T>>(
     input: &I,
-    first: &Pred<T>,
-    second: &Pred<T>,
+    first: &impl Predicate<T>,
+    second: &impl Predicate<T>,
 ) -> Result<ThreeWay<T>> {
     let stream = input.stream();
     let n = input.len();

@@ -10,8 +10,10 @@ use std::collections::VecDeque;
 mod debug;
 mod eval;
 mod fold;
+pub(crate) mod predicate;
 mod program;
 
+pub use predicate::Predicate;
 pub(crate) use program::PredProgram;
 
 /// Instructions a predicate may compile to (`PRED_MAX_INSTRUCTIONS` in `cuda/core/predicate.cuh`).

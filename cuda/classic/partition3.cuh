@@ -18,7 +18,8 @@
 
 namespace lookback {
 
-template <class T> struct Partition3Agent {
+// `First` and `Second` decide the two parts (core/predicate.cuh): the launch's programs, or user code.
+template <class T, class First = ProgramPredicate, class Second = ProgramPredicate> struct Partition3Agent {
     using Shape = typename Tuning<Algo::select, sizeof(T)>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
     static constexpr int WARPS = BLOCK_THREADS / 32;
@@ -68,8 +69,8 @@ template <class T> struct Partition3Agent {
         const int mine = max(0, min(IPT, valid - first));
         // A 64-bit shift, well defined for mine = 32 (see classic/select.cuh for the ptxas issue it avoids).
         const uint32_t in_range = (uint32_t)((1ull << mine) - 1);
-        const uint32_t m1 = eval_predicate(p.first, x) & in_range;
-        const uint32_t m2 = eval_predicate(p.second, x) & in_range & ~m1;
+        const uint32_t m1 = First::mask(p.first, x) & in_range;
+        const uint32_t m2 = Second::mask(p.second, x) & in_range & ~m1;
 
         // 2. Count, publish, look back.
         Local own;

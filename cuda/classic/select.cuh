@@ -46,7 +46,8 @@ template <class T> __device__ __forceinline__ bool items_differ(T a, T b) {
     return Acc<T>::load(a) != Acc<T>::load(b);
 }
 
-template <class T> struct SelectAgent {
+// `Pred` decides selection by predicate (core/predicate.cuh): the launch's program, or user code.
+template <class T, class Pred = ProgramPredicate> struct SelectAgent {
     using Shape = typename Tuning<Algo::select, sizeof(T)>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
     static constexpr int WARPS = BLOCK_THREADS / 32;
@@ -251,7 +252,7 @@ template <class T> struct SelectAgent {
 #pragma unroll
             for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) x[c * IO::ITEMS_PER_CHUNK + e] = chunk.items[e];
         }
-        if (p.source == SOURCE_PRED) return eval_predicate(p.pred, x);
+        if (p.source == SOURCE_PRED) return Pred::mask(p.pred, x);
         const T before = threadIdx.x > 0 ? IO::item_at(s.tile, first - 1) : s.before_tile;
         uint32_t mask = (threadIdx.x == 0 && tile == 0) ? 1u : (uint32_t)items_differ(x[0], before);
 #pragma unroll

@@ -136,4 +136,29 @@ __device__ __forceinline__ uint32_t eval_predicate(const PredProgram& p, const T
     return p.len > 0 ? top : 0u;
 }
 
+// What decides selection in the selection agents (classic/select.cuh, classic/partition3.cuh,
+// persistent/select_work.cuh): a policy with one static `mask(program, items)`. The kernels nvcc builds
+// interpret the launch's predicate program; a run-time compile (src/rtc, cuda/rtc/) plugs in the user's
+// own code instead, so user predicates run on the same agents, tiles and look-back.
+struct ProgramPredicate {
+    template <class T, int N>
+    static __device__ __forceinline__ uint32_t mask(const PredProgram& p, const T (&x)[N]) {
+        return eval_predicate(p, x);
+    }
+};
+
+// A user predicate: `F` is a type whose `__device__ bool operator()(T) const` decides one item. The
+// launch's program is not read.
+template <class F> struct FunctorPredicate {
+    template <class T, int N>
+    static __device__ __forceinline__ uint32_t mask(const PredProgram&, const T (&x)[N]) {
+        static_assert(N <= 32, "one 32-bit mask per thread");
+        const F f{};
+        uint32_t m = 0;
+#pragma unroll
+        for (int k = 0; k < N; ++k) m |= (uint32_t)(bool)f(x[k]) << k;
+        return m;
+    }
+};
+
 }  // namespace lookback

@@ -34,7 +34,8 @@
 
 namespace lookback {
 
-template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDefaults {
+// `Pred` decides selection by predicate (core/predicate.cuh): the launch's program, or user code.
+template <class T, Algo ALGO_ = Algo::select, class Pred = ProgramPredicate> struct PipeSelectWork : PipeWorkDefaults {
     static_assert(ALGO_ == Algo::select || ALGO_ == Algo::partition || ALGO_ == Algo::flagged,
                   "a selection kernel family");
     static constexpr Algo ALGO = ALGO_;
@@ -211,7 +212,7 @@ template <class T, Algo ALGO_ = Algo::select> struct PipeSelectWork : PipeWorkDe
 #pragma unroll
                 for (int c = 0; c < CG; ++c) mask |= chunk_flags<FULL>(p, tile, start, valid, g * CG + c) << (c * E);
             } else if (p.source == SOURCE_PRED) {
-                mask = eval_predicate(p.pred, x);
+                mask = Pred::mask(p.pred, x);
             } else {
 #pragma unroll
                 for (int k = 0; k < G; ++k) {

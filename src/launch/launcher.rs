@@ -5,7 +5,7 @@ use super::params::{LB_DETERMINISTIC, LB_PREFETCH_GUESS, LookbackParams};
 use super::workspace::{HEADER, MAX_TILES};
 use super::{Backoff, Workspace};
 use crate::error::{Error, Result};
-use crate::kernels;
+use crate::kernels::{self, Kernel};
 use crate::plan::{self, Buffers, Call, Launch, Plan, Primitive, Shape};
 use cudarc::driver::{CudaStream, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, sys};
 use std::sync::Arc;
@@ -21,9 +21,25 @@ impl Workspace {
         n: usize,
         buffers: Buffers,
     ) -> Result<Launch> {
+        self.plan_launch_with(stream, primitive, n, buffers, |launch| launch.kernel)
+    }
+
+    /// [`Workspace::plan_launch`] with each planned launch's kernel replaced by `kernel(launch)`: a kernel
+    /// compiled at run time (`crate::rtc`) from the same agent as the planned one, so of the same shape and
+    /// parameters. Whether a persistent launch fits is asked of the replacement.
+    pub(crate) fn plan_launch_with(
+        &mut self,
+        stream: &CudaStream,
+        primitive: Primitive,
+        n: usize,
+        buffers: Buffers,
+        kernel: impl Fn(&Launch) -> Kernel,
+    ) -> Result<Launch> {
         let sm90 = self.device_info(stream)?.sm90;
         let call = Call { primitive, n, engine: self.engine, sm90, buffers, small_grids: self.small_grids };
         let Plan { classic, persistent } = plan::plan(&call)?;
+        let swap = |launch: Launch| Launch { kernel: kernel(&launch), ..launch };
+        let (classic, persistent) = (swap(classic), persistent.map(swap));
         match persistent {
             Some(launch) if self.persistent_fits(stream, &launch)? => Ok(launch),
             _ => Ok(classic),
@@ -36,7 +52,7 @@ impl Workspace {
     fn persistent_fits(&mut self, stream: &CudaStream, launch: &Launch) -> Result<bool> {
         let Shape::Persistent(pipe) = launch.shape else { return Ok(false) };
         let kernel = launch.kernel;
-        if let Some(&fits) = self.persistent_fits.get(kernel.name) {
+        if let Some(&fits) = self.persistent_fits.get(&kernel) {
             return Ok(fits);
         }
         let optin = self.device_info(stream)?.smem_optin;
@@ -52,7 +68,7 @@ impl Workspace {
                 pipe.ring_bytes() as i32,
             )?;
         }
-        self.persistent_fits.insert(kernel.name, fits);
+        self.persistent_fits.insert(kernel, fits);
         Ok(fits)
     }
 

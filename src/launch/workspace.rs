@@ -2,7 +2,7 @@
 //! GPU it runs on, its settings, and the checks every call makes on entry.
 use super::{Backoff, Engine, is_capturing, same_context};
 use crate::error::{Error, Result};
-use crate::kernels;
+use crate::kernels::{self, Kernel};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, sys};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -94,7 +94,7 @@ pub struct Workspace {
     device: Option<DeviceInfo>,
     /// Persistent kernels already checked against the GPU's shared memory (and opted in to their ring
     /// when it fits), with the answer: the driver is asked once per kernel, not per call.
-    pub(super) persistent_fits: HashMap<&'static str, bool>,
+    pub(super) persistent_fits: HashMap<Kernel, bool>,
     /// One u64 for counts that are read back to the host, kept across calls.
     pub(crate) count_buffer: Option<CudaSlice<u64>>,
     /// Whether small encodings may take their small-grid kernel (tests turn it off to reach the other

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 /// The compiled form: mirrors `PredProgram` of `cuda/core/predicate.cuh`, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct PredProgram {
+pub struct PredProgram {
     pub(super) len: u32,
     pub(super) op: [u8; MAX_INSTRUCTIONS],
     _pad: u32,

@@ -1,13 +1,13 @@
 //! The `Workspace` methods of compaction, counting and masks: into caller buffers with the count left on
 //! the device, in place with the count returned, and the shared steps that check buffers and fill a
 //! [`SelectJob`].
-use super::{Mode, SelectJob, Source, check_flags};
+use super::{Mode, SelectJob, Source, check_flags, pred_source};
 use crate::element::{Element, Flag};
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
 use crate::launch::{Workspace, check_room, same_context};
-use crate::pred::Pred;
+use crate::pred::Predicate;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
@@ -87,7 +87,7 @@ impl Workspace {
     pub fn select_if_into<T, I, O, N>(
         &mut self,
         input: &I,
-        pred: &Pred<T>,
+        pred: &impl Predicate<T>,
         output: &mut O,
         num_selected: &mut N,
     ) -> Result<()>
@@ -97,8 +97,8 @@ impl Workspace {
         O: DevicePtrMut<T>,
         N: DevicePtrMut<u64>,
     {
-        let program = pred.program()?;
-        self.compact_into(input, output, num_selected, Source::Pred(program))
+        let source = pred_source(pred, input.stream())?;
+        self.compact_into(input, output, num_selected, source)
     }
 
     /// Keeps the items of `buf` for which `pred` holds at its front, in their original order, in one pass
@@ -125,9 +125,13 @@ impl Workspace {
     /// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [0.5, 1.0, 0.0]);
     /// # Ok(()) }
     /// ```
-    pub fn select_if_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, pred: &Pred<T>) -> Result<usize> {
-        let program = pred.program()?;
-        self.compact_in_place(buf, Source::Pred(program))
+    pub fn select_if_in_place<T: Element, B: DevicePtrMut<T>>(
+        &mut self,
+        buf: &mut B,
+        pred: &impl Predicate<T>,
+    ) -> Result<usize> {
+        let source = pred_source(pred, buf.stream())?;
+        self.compact_in_place(buf, source)
     }
 
     /// Copies the items whose flag is set (nonzero `u8`, or `true`) to the front of `output`, in order;
@@ -286,7 +290,7 @@ impl Workspace {
     /// assert_eq!(ws.count_if(&input, &Pred::gt(100))?, 0);
     /// # Ok(()) }
     /// ```
-    pub fn count_if<T: Element, I: DevicePtr<T>>(&mut self, input: &I, pred: &Pred<T>) -> Result<usize> {
+    pub fn count_if<T: Element, I: DevicePtr<T>>(&mut self, input: &I, pred: &impl Predicate<T>) -> Result<usize> {
         let stream = input.stream().clone();
         self.count_on_host(&stream, |ws, count| ws.count_if_into(input, pred, count))
     }
@@ -317,13 +321,13 @@ impl Workspace {
     /// assert_eq!(stream.clone_dtoh(&ids.slice(..kept))?, [7, 9, 10]);
     /// # Ok(()) }
     /// ```
-    pub fn mask_if_into<T, I, M>(&mut self, input: &I, pred: &Pred<T>, mask: &mut M) -> Result<()>
+    pub fn mask_if_into<T, I, M>(&mut self, input: &I, pred: &impl Predicate<T>, mask: &mut M) -> Result<()>
     where
         T: Element,
         I: DevicePtr<T>,
         M: DevicePtrMut<u8>,
     {
-        let program = pred.program()?;
+        let source = pred_source(pred, input.stream())?;
         let n = input.len();
         check_room("mask", n, mask.len())?;
         let stream = input.stream().clone();
@@ -331,15 +335,7 @@ impl Workspace {
         self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (m, _write) = mask.device_ptr_mut(&stream);
-        let job = SelectJob {
-            input: src,
-            output: 0,
-            rejected: m,
-            num_selected: 0,
-            n,
-            source: Source::Pred(program),
-            mode: Mode::Mask,
-        };
+        let job = SelectJob { input: src, output: 0, rejected: m, num_selected: 0, n, source, mode: Mode::Mask };
         self.select_raw::<T>(&stream, job)
     }
 }

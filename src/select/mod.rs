@@ -10,9 +10,12 @@ use crate::element::Element;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{Result, check_len};
+use crate::kernels::{Algo, Kernel};
 use crate::launch::{SelectParams, Workspace, zero_counts};
-use crate::plan::{Buffers, Elem, Primitive};
+use crate::plan::{Buffers, Elem, Launch, Primitive};
 use crate::pred::PredProgram;
+use crate::pred::predicate::{DevicePred, Predicate};
+use crate::rtc::{self, SelectKernels};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView};
 use std::sync::Arc;
 
@@ -31,6 +34,8 @@ pub use one_shot::{
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Source {
     Pred(PredProgram),
+    /// A user predicate's kernels (`crate::rtc`), which replace the built-in ones in the plan.
+    User(SelectKernels),
     /// Device address of one flag byte per item.
     Flags(u64),
     Unique,
@@ -195,6 +200,7 @@ impl Workspace {
         }
         let (source, flags, pred) = match job.source {
             Source::Pred(p) => (0, 0, p),
+            Source::User(_) => (0, 0, PredProgram::default()),
             Source::Flags(f) => (1, f, PredProgram::default()),
             Source::Unique => (2, 0, PredProgram::default()),
         };
@@ -202,7 +208,14 @@ impl Workspace {
             Primitive::Select { ty: Elem::of::<T>(), mode: job.mode, flagged: matches!(job.source, Source::Flags(_)) };
         let buffers = Buffers { input: job.input, flags, ..Buffers::default() };
         // The stable partition's count pass runs on the same launch (the same kernel, tiles and grid).
-        let launch = self.plan_launch(stream, primitive, job.n, buffers)?;
+        let user = match job.source {
+            Source::User(kernels) => Some(kernels),
+            _ => None,
+        };
+        let launch = self.plan_launch_with(stream, primitive, job.n, buffers, |planned| match user {
+            Some(k) => user_kernel(k, planned),
+            None => planned.kernel,
+        })?;
         let params = |lb, scratch, mode: Mode| SelectParams {
             input: job.input,
             output: job.output,
@@ -229,6 +242,25 @@ impl Workspace {
             self.launch(stream, launch, |lb, scratch| params(lb, scratch, Mode::Count))?;
         }
         self.launch(stream, launch, |lb, scratch| params(lb, scratch, job.mode))
+    }
+}
+
+/// What selects by `pred`: its program for the built-in kernels, or the kernels compiled for its user code
+/// on the GPU of `stream` (compiled now, or found in the caches).
+pub(crate) fn pred_source<T: Element>(pred: &impl Predicate<T>, stream: &Arc<CudaStream>) -> Result<Source> {
+    Ok(match pred.device()? {
+        DevicePred::Program(program) => Source::Pred(program),
+        DevicePred::Code(code) => Source::User(rtc::select_kernels(stream.context(), code)?.0),
+    })
+}
+
+/// The user kernel that takes the place of a planned launch's built-in one: the same agent, so the same
+/// tuning row, shape and parameters.
+fn user_kernel(kernels: SelectKernels, planned: &Launch) -> Kernel {
+    match (planned.is_persistent(), planned.row) {
+        (false, _) => kernels.classic,
+        (true, Algo::Partition) => kernels.pipe_partition,
+        (true, _) => kernels.pipe_select,
     }
 }
 

@@ -3,11 +3,11 @@
 //! nothing blocks the host, as with the other `_into` forms, so calls can be queued back to back and a
 //! pipeline reads the count only when it needs it. The in-place forms in `compact.rs` return the count
 //! instead, which waits for the GPU.
-use super::{Mode, SelectJob, Source, check_flags};
+use super::{Mode, SelectJob, Source, check_flags, pred_source};
 use crate::element::{Element, Flag};
 use crate::error::Result;
 use crate::launch::{Workspace, check_room, same_context};
-use crate::pred::Pred;
+use crate::pred::Predicate;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 impl Workspace {
@@ -35,14 +35,19 @@ impl Workspace {
     /// assert_eq!(stream.clone_dtoh(&buf.slice(..n))?, [4, 9, 0]);
     /// # Ok(()) }
     /// ```
-    pub fn select_if_in_place_into<T, B, N>(&mut self, buf: &mut B, pred: &Pred<T>, num_selected: &mut N) -> Result<()>
+    pub fn select_if_in_place_into<T, B, N>(
+        &mut self,
+        buf: &mut B,
+        pred: &impl Predicate<T>,
+        num_selected: &mut N,
+    ) -> Result<()>
     where
         T: Element,
         B: DevicePtrMut<T>,
         N: DevicePtrMut<u64>,
     {
-        let program = pred.program()?;
-        self.compact_in_place_into(buf, Source::Pred(program), num_selected)
+        let source = pred_source(pred, buf.stream())?;
+        self.compact_in_place_into(buf, source, num_selected)
     }
 
     /// [`Workspace::select_flagged_in_place`] that writes the count to `num_selected[0]` on the device.
@@ -136,13 +141,13 @@ impl Workspace {
     /// assert_eq!(stream.clone_dtoh(&count)?, [3]);
     /// # Ok(()) }
     /// ```
-    pub fn count_if_into<T, I, N>(&mut self, input: &I, pred: &Pred<T>, count: &mut N) -> Result<()>
+    pub fn count_if_into<T, I, N>(&mut self, input: &I, pred: &impl Predicate<T>, count: &mut N) -> Result<()>
     where
         T: Element,
         I: DevicePtr<T>,
         N: DevicePtrMut<u64>,
     {
-        let program = pred.program()?;
+        let source = pred_source(pred, input.stream())?;
         check_room("count", 1, count.len())?;
         let stream = input.stream().clone();
         same_context(&stream, count.stream())?;
@@ -155,7 +160,7 @@ impl Workspace {
             rejected: 0,
             num_selected: c,
             n: input.len(),
-            source: Source::Pred(program),
+            source,
             mode: Mode::Count,
         };
         self.select_raw::<T>(&stream, job)

@@ -4,7 +4,7 @@ use super::Selected;
 use crate::element::{Element, Flag};
 use crate::error::Result;
 use crate::launch::Workspace;
-use crate::pred::Pred;
+use crate::pred::Predicate;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
@@ -38,7 +38,7 @@ fn one_shot<T: Element>(
 /// assert_eq!(positive.to_vec()?, [5, 8, 3]);
 /// # Ok(()) }
 /// ```
-pub fn select_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Result<Selected<T>> {
+pub fn select_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &impl Predicate<T>) -> Result<Selected<T>> {
     one_shot(input.stream(), input.len(), |ws, out, count| ws.select_if_into(input, pred, out, count))
 }
 
@@ -61,7 +61,12 @@ pub fn select_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Resu
 /// assert_eq!(stream.clone_dtoh(&output.slice(..3))?, [12, 40, 10]);
 /// # Ok(()) }
 /// ```
-pub fn select_if_into<T, I, O, N>(input: &I, pred: &Pred<T>, output: &mut O, num_selected: &mut N) -> Result<()>
+pub fn select_if_into<T, I, O, N>(
+    input: &I,
+    pred: &impl Predicate<T>,
+    output: &mut O,
+    num_selected: &mut N,
+) -> Result<()>
 where
     T: Element,
     I: DevicePtr<T>,
@@ -89,7 +94,7 @@ where
 /// assert_eq!(stream.clone_dtoh(&buf.slice(..kept))?, [1.5, 2.5]);
 /// # Ok(()) }
 /// ```
-pub fn select_if_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B, pred: &Pred<T>) -> Result<usize> {
+pub fn select_if_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B, pred: &impl Predicate<T>) -> Result<usize> {
     let stream = buf.stream().clone();
     Workspace::new(&stream).select_if_in_place(buf, pred)
 }
@@ -261,7 +266,7 @@ pub fn unique_in_place<T: Element, B: DevicePtrMut<T>>(buf: &mut B) -> Result<us
 /// assert_eq!(lookback::count_if(&input, &Pred::any_bits(0b0100))?, 2);
 /// # Ok(()) }
 /// ```
-pub fn count_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Result<usize> {
+pub fn count_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &impl Predicate<T>) -> Result<usize> {
     Workspace::new(input.stream()).count_if(input, pred)
 }
 
@@ -282,7 +287,7 @@ pub fn count_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Resul
 /// assert_eq!(lookback::select_flagged(&ids, &mask)?.to_vec()?, [7, 9]);
 /// # Ok(()) }
 /// ```
-pub fn mask_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &Pred<T>) -> Result<CudaSlice<u8>> {
+pub fn mask_if<T: Element, I: DevicePtr<T>>(input: &I, pred: &impl Predicate<T>) -> Result<CudaSlice<u8>> {
     let stream = input.stream().clone();
     // SAFETY: mask_if_into writes every one of the `len` bytes (or returns an error, dropping the buffer).
     let mut mask = unsafe { stream.alloc::<u8>(input.len()) }?;

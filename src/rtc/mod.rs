@@ -1,0 +1,118 @@
+//! User code on the GPU: predicates written in CUDA C++, compiled at run time into the crate's own kernels.
+//!
+//! [`UserPred`] takes a CUDA C++ expression (or function body) over the item `x`, and a Rust closure that
+//! says the same on the host. The selection primitives take it wherever they take a [`Pred`](crate::Pred)
+//! (both implement [`Predicate`](crate::Predicate)): `select_if` and its in-place and `_into` forms,
+//! `count_if`, `mask_if`, the partitions and the three-way partition, on the classic and the persistent
+//! engine. [`host`](crate::host) runs the closure.
+//!
+//! # How it works
+//! NVRTC, the CUDA run-time compiler, compiles a short program: the user's code as a functor, then one of
+//! the crate's entry headers (`cuda/rtc/`), which instantiate the very agents that nvcc builds for
+//! [`Pred`](crate::Pred), with the user's functor where the predicate interpreter was. The engine's
+//! headers are embedded in the crate, so there is one source of truth: the same tiles, tuning, look-back
+//! and launch parameters, planned and launched by the same host code. The result is a cubin for the GPU's
+//! own architecture (not PTX: an NVRTC newer than the driver then still produces code the driver loads).
+//!
+//! # Caches
+//! A compile costs about a second per kernel family. Each cubin is kept in memory for the process and on
+//! disk for the next one, keyed by the program, the options and architecture, NVRTC's version and this
+//! crate's version and headers. The disk cache is in `LOOKBACK_CACHE_DIR`, else `$XDG_CACHE_HOME/lookback`,
+//! else `$HOME/.cache/lookback`; `LOOKBACK_CACHE_DIR=off` turns it off. [`UserPred::compile`] compiles
+//! ahead of the first call and reports where the cubin came from and how long that took.
+//!
+//! # Finding NVRTC
+//! `LOOKBACK_NVRTC` (a library file), else `libnvrtc.so.13` / `libnvrtc.so` on the loader's path
+//! (`LD_LIBRARY_PATH`), else under `CUDA_HOME`, `CUDA_PATH` or `/usr/local/cuda`. Without it, calls with user
+//! code return [`Error::NvrtcNotFound`](crate::Error::NvrtcNotFound), which says how to install it; nothing
+//! else needs it. Code over f16/bf16 also needs the CUDA headers (`cuda_fp16.h`): `LOOKBACK_CUDA_INCLUDE`,
+//! else the toolkit's `include` folder.
+//!
+//! # What user code may do
+//! See [`UserPred`]'s safety section: a pure function of `x`, which returns, without block- or
+//! warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
+//! constants; it sees the crate's headers (namespace `lookback`) but should not rely on them.
+use crate::error::Result;
+use crate::kernels::{DType, Kernel};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+mod cache;
+mod code;
+mod compile;
+mod headers;
+mod nvrtc;
+mod pred;
+
+pub use cache::CacheHit;
+pub use compile::CompileReport;
+pub use nvrtc::nvrtc_available;
+pub use pred::UserPred;
+
+pub(crate) use cache::cubin;
+pub(crate) use code::UserCode;
+pub(crate) use nvrtc::INSTALL_HINT as NVRTC_HINT;
+
+/// The kernels of a selection family compiled for user code (`cuda/rtc/select.cuh`), by the role the
+/// planner gives a launch: the classic agent, the persistent compaction and the persistent partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SelectKernels {
+    pub classic: Kernel,
+    pub pipe_select: Kernel,
+    pub pipe_partition: Kernel,
+}
+
+/// The selection family for `code` on the GPU of `ctx`, and how it was obtained.
+pub(crate) fn select_kernels(ctx: &Arc<CudaContext>, code: &UserCode) -> Result<(SelectKernels, CompileReport)> {
+    let compiled = compile::compile(ctx, &select_program(code), code.half())?;
+    let kernel = |name| Kernel::runtime(name, compiled.image);
+    let kernels = SelectKernels {
+        classic: kernel("lookback_rtc_select"),
+        pipe_select: kernel("lookback_rtc_pipe_select"),
+        pipe_partition: kernel("lookback_rtc_pipe_partition"),
+    };
+    Ok((kernels, compiled.report))
+}
+
+/// The program of the selection family for `code`.
+fn select_program(code: &UserCode) -> String {
+    format!(
+        "// lookback: the selection family over {dtype}, for a user predicate\n#include \"core/types.cuh\"\n\
+         {functor}#define LOOKBACK_RTC_ITEM {ty}\n#define LOOKBACK_RTC_PRED lookback_user_pred\n\
+         #include \"rtc/select.cuh\"\n",
+        dtype = code.dtype.name(),
+        functor = code.functor("lookback_user_pred", compile::USER_FILE),
+        ty = code.dtype.c_type(),
+    )
+}
+
+/// The selection family for `code`, compiled for architecture `arch` (`sm_90`) without a GPU.
+pub(crate) fn select_for_arch(code: &UserCode, arch: &str) -> Result<CompileReport> {
+    Ok(compile::compile_for(arch, &select_program(code), code.half())?.report)
+}
+/// The three-way partition's kernel when either predicate (or both) is user code (`None`: that part is
+/// a built-in `Pred`, whose program the launch carries).
+pub(crate) fn partition3_kernel(
+    ctx: &Arc<CudaContext>,
+    dtype: DType,
+    first: Option<&UserCode>,
+    second: Option<&UserCode>,
+) -> Result<Kernel> {
+    let part = |code: Option<&UserCode>, name: &str, file: &str| match code {
+        Some(c) => (c.functor(name, file), format!("lookback::FunctorPredicate<{name}>")),
+        None => (String::new(), "lookback::ProgramPredicate".to_string()),
+    };
+    let (first_fn, first_policy) = part(first, "lookback_user_first", compile::USER_FILE);
+    let (second_fn, second_policy) = part(second, "lookback_user_second", "user-code-second");
+    let program = format!(
+        "// lookback: the three-way partition over {dtype}, for user predicates\n#include \"core/types.cuh\"\n\
+         #include \"core/predicate.cuh\"\n{first_fn}{second_fn}#define LOOKBACK_RTC_ITEM {ty}\n\
+         #define LOOKBACK_RTC_FIRST {first_policy}\n#define LOOKBACK_RTC_SECOND {second_policy}\n\
+         #include \"rtc/partition3.cuh\"\n",
+        dtype = dtype.name(),
+        ty = dtype.c_type(),
+    );
+    let half = matches!(dtype, DType::F16 | DType::Bf16);
+    let compiled = compile::compile(ctx, &program, half)?;
+    Ok(Kernel::runtime("lookback_rtc_partition3", compiled.image))
+}
