@@ -590,6 +590,7 @@ fn cub_call<T: Value>(algo: Algo, stream: &Arc<CudaStream>, n: usize) -> Option<
         | Algo::PartitionStable50
         | Algo::PartitionSplit50
         | Algo::SelectIf50DevSize
+        | Algo::SelectIf50User
         | Algo::Chain5 => return None,
     })
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub struct Kernel {
     /// The symbol.
     pub name: &'static str,
-    /// Index of its fatbin in `IMAGES`, or [`RUNTIME_IMAGES`] plus the id of a cubin compiled at run time
+    /// Index of its fatbin in `IMAGES`, or `RUNTIME_IMAGES` plus the id of a cubin compiled at run time
     /// (`crate::rtc`).
     pub image: usize,
 }

@@ -15,6 +15,7 @@
 //! | [`reduce_by_key`], [`unique_by_key`], [`inclusive_scan_by_key`], [`exclusive_scan_by_key`] (+ `Workspace::*_into`) | keyed primitives over runs of equal adjacent keys |
 //! | [`run_length_encode`], [`run_end_encode`], [`non_trivial_runs`] (+ `Workspace::*_into`) | run encodings; lengths are [`RunLength`] (`u32`/`u64`); results are [`Runs`] |
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
+//! | [`rtc::UserPred`] | your own predicate in CUDA C++, compiled at run time (NVRTC) into the same kernels; any [`Predicate`] goes where a `Pred` does |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`Workspace::with_count`], [`graph::capture`] | sizes in device memory, and pipelines captured in a CUDA graph and replayed (see [`graph`]) |
 //! | [`Engine`] | classic look-back or, on sm_90+, the persistent warp-specialised engine (scans at 0.97 of memcpy); chosen per call by default |
@@ -40,7 +41,8 @@
 //! * `f16` and `bf16` are accumulated in `f32` and rounded once per output item.
 //! * Float sums are not associative, and the look-back combines tiles in an order that depends on
 //!   timing, so a float sum can differ from a sequential sum by rounding (and between runs). The tests
-//!   bound the difference by `n · ε · Σ|xᵢ|` of the accumulator type. Float `Min`/`Max` ignore NaN
+//!   bound the difference by `n · ε · Σ|xᵢ|` of the accumulator type. [`Workspace::set_deterministic`]
+//!   makes float sums bit-identical from run to run. Float `Min`/`Max` ignore NaN
 //!   and are exact.
 //!
 //! ## Without a GPU

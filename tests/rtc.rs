@@ -344,6 +344,28 @@ fn edge_cases_bf16() {
     edge_cases::<bf16>();
 }
 
+/// Small cases for compute-sanitizer (`run.sh sanitize test-rtc-* sanitizer_cases`): the user kernels of
+/// every family on both engines, a few tiles each.
+#[test]
+fn sanitizer_cases() {
+    let Some(stream) = gpu() else { return };
+    if !nvrtc() {
+        return;
+    }
+    let mut ws = Workspace::new(&stream);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        let t = match engine {
+            Engine::Persistent => lookback::__private::pipe_select_tile_items(4),
+            _ => lookback::__private::select_tile_items(4),
+        };
+        for n in [1, t + 1, 3 * t + 5] {
+            let values: Vec<i32> = values_for_mask(&Pattern::Half.mask(n, 3), 3);
+            check_all(&stream, &mut ws, &values, &below_fifty::<i32>(), &format!("sanitizer {engine:?} n={n}"));
+        }
+    }
+}
+
 /// A user predicate with no built-in equivalent, run against the built-in one it should equal
 /// (`x % 3 == 0` on multiples of 3 only is `Pred::always`), and the same code as a function body.
 #[test]

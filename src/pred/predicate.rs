@@ -31,7 +31,9 @@ pub(crate) mod sealed {
     use super::*;
 
     /// How a predicate reaches the device. (`pub` in a private module: reachable through the sealed
-    /// trait's signature, not nameable outside the crate.)
+    /// trait's signature, not nameable outside the crate.) Lives on the stack for one call, so the size
+    /// difference between the variants does not matter.
+    #[allow(clippy::large_enum_variant)]
     pub enum DevicePred<'a> {
         /// A program for the built-in kernels' interpreter.
         Program(PredProgram),

@@ -155,10 +155,13 @@ pub(crate) fn compile(source: &str, name: &str, headers: &[(String, String)], op
             CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
         }
     };
+    // NVRTC_ERROR_COMPILATION (6) is the user's code; any other failure is NVRTC's own trouble (a missing
+    // libnvrtc-builtins, for one), which its log explains.
+    if status == 6 {
+        return Ok(Compiled::Failed { log });
+    }
     if status != 0 {
-        // NVRTC_ERROR_COMPILATION (6) is the user's code; anything else is NVRTC's own trouble, which the
-        // log explains too (a missing libnvrtc-builtins, for one).
-        return Ok(Compiled::Failed { log: if log.is_empty() { format!("NVRTC status {status}") } else { log } });
+        return Err(failed(&format!("nvrtcCompileProgram ({})", log.trim()), status));
     }
     // SAFETY: as for the log.
     let cubin = unsafe {
