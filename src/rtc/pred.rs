@@ -113,7 +113,9 @@ impl<T: Element> UserPred<T> {
     }
 
     /// Compiles the kernels of the selection family for the GPU of `stream` now, rather than at the first
-    /// call (or finds them in the caches), and says how: where they came from and how long it took.
+    /// call (or finds them in the caches), loads them into its context, and says how: where they came from
+    /// and how long it took. Call it before capturing calls with this predicate into a CUDA graph
+    /// ([`crate::graph`]), so that nothing is compiled or loaded inside the capture.
     ///
     /// # Errors
     /// [`Error::Compile`] for code that does not compile; [`Error::NvrtcNotFound`] without NVRTC;
@@ -134,7 +136,13 @@ impl<T: Element> UserPred<T> {
     /// # Ok(()) }
     /// ```
     pub fn compile(&self, stream: &cudarc::driver::CudaStream) -> Result<super::CompileReport> {
-        Ok(super::select_kernels(stream.context(), &self.code)?.1)
+        let (kernels, report) = super::select_kernels(stream.context(), &self.code)?;
+        // Loaded into the context too, so that a call captured into a CUDA graph later loads no module
+        // inside the capture.
+        for k in [kernels.classic, kernels.pipe_select, kernels.pipe_partition] {
+            crate::kernels::function(stream.context(), k)?;
+        }
+        Ok(report)
     }
 }
 
