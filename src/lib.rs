@@ -136,6 +136,15 @@ pub mod __private {
         crate::kernels::load_all(stream.context())
     }
     pub use crate::kernels::PipeSharedMemory;
+    /// Compiles the three-way partition with user code in the first part, the second or both (`None`: a
+    /// built-in predicate there) for architecture `arch`, without a GPU.
+    pub fn partition3_for_arch<T: crate::Element>(
+        first: Option<&crate::rtc::UserPred<T>>,
+        second: Option<&crate::rtc::UserPred<T>>,
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport> {
+        crate::rtc::partition3_for_arch(T::DTYPE, first.map(|p| p.code()), second.map(|p| p.code()), arch)
+    }
     /// The shared memory of every persistent kernel on `stream`'s context: a kernel whose ring and static
     /// shared memory exceed the GPU's opt-in limit runs the classic agent instead, silently.
     pub fn pipe_shared_memory(

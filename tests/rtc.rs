@@ -111,6 +111,30 @@ fn compiles_for_both_architectures<T: TestElement>() {
     }
 }
 
+/// The three-way partition with user code first, second and in both parts compiles for sm_90 (no GPU).
+fn three_way_compiles<T: TestElement>() {
+    if !compiles_here::<T>() {
+        return;
+    }
+    let p = below_fifty::<T>();
+    for (first, second) in [(Some(&p), None), (None, Some(&p)), (Some(&p), Some(&p))] {
+        let r = lookback::__private::partition3_for_arch(first, second, "sm_90").unwrap_or_else(|e| {
+            panic!("three-way {} ({}, {}): {e}", T::DTYPE.name(), first.is_some(), second.is_some())
+        });
+        assert!(r.cubin_bytes > 1000);
+    }
+}
+
+#[test]
+fn the_three_way_partition_compiles_without_a_gpu() {
+    if !nvrtc() {
+        return;
+    }
+    three_way_compiles::<i32>();
+    three_way_compiles::<f64>();
+    three_way_compiles::<f16>();
+}
+
 #[test]
 fn every_element_type_compiles_without_a_gpu() {
     if !nvrtc() {

@@ -7,11 +7,11 @@
 #pragma once
 #include "../classic/partition3.cuh"
 
-using lookback_rtc_partition3 =
+using LookbackRtcPartition3 =
     lookback::Partition3Agent<LOOKBACK_RTC_ITEM, LOOKBACK_RTC_FIRST, LOOKBACK_RTC_SECOND>;
 
 // Four resident blocks, as partition3.cu.
-extern "C" __global__ void __launch_bounds__(lookback_rtc_partition3::BLOCK_THREADS, 4)
+extern "C" __global__ void __launch_bounds__(LookbackRtcPartition3::BLOCK_THREADS, 4)
     lookback_rtc_partition3(lookback::Partition3Params p) {
-    lookback_rtc_partition3::run(p);
+    LookbackRtcPartition3::run(p);
 }

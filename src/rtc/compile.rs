@@ -4,7 +4,7 @@ use super::{headers, nvrtc};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, sys};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// The file name NVRTC gives the user's code in its messages (`#line` in the generated program).
@@ -102,9 +102,13 @@ pub(crate) fn compile_for(arch: &str, program: &str, half: bool) -> Result<Compi
 /// Everything the cubin depends on, as text: the crate's version and headers, NVRTC's version, the options
 /// and the program.
 fn cache_key(program: &str, options: &[String], (major, minor): (i32, i32)) -> String {
-    let headers = headers::headers()
-        .iter()
-        .fold(0u64, |h, (name, text)| h.rotate_left(5) ^ cache::fnv1a(name.as_bytes()) ^ cache::fnv1a(text.as_bytes()));
+    // Hashed once: the headers are half a megabyte, and every call with user code looks its kernels up here.
+    static HEADERS: OnceLock<u64> = OnceLock::new();
+    let headers = *HEADERS.get_or_init(|| {
+        headers::headers().iter().fold(0u64, |h, (name, text)| {
+            h.rotate_left(5) ^ cache::fnv1a(name.as_bytes()) ^ cache::fnv1a(text.as_bytes())
+        })
+    });
     format!(
         "lookback {} headers {headers:016x}\nnvrtc {major}.{minor}\n{}\n{program}",
         env!("CARGO_PKG_VERSION"),

@@ -98,21 +98,39 @@ pub(crate) fn partition3_kernel(
     first: Option<&UserCode>,
     second: Option<&UserCode>,
 ) -> Result<Kernel> {
+    let compiled = compile::compile(ctx, &partition3_program(dtype, first, second), half(dtype))?;
+    Ok(Kernel::runtime("lookback_rtc_partition3", compiled.image))
+}
+
+/// The three-way partition for these predicates, compiled for architecture `arch` without a GPU.
+pub(crate) fn partition3_for_arch(
+    dtype: DType,
+    first: Option<&UserCode>,
+    second: Option<&UserCode>,
+    arch: &str,
+) -> Result<CompileReport> {
+    Ok(compile::compile_for(arch, &partition3_program(dtype, first, second), half(dtype))?.report)
+}
+
+/// Whether programs over `dtype` need the CUDA headers of the half types.
+fn half(dtype: DType) -> bool {
+    matches!(dtype, DType::F16 | DType::Bf16)
+}
+
+/// The program of the three-way partition: each part's user functor, or the built-in program policy.
+fn partition3_program(dtype: DType, first: Option<&UserCode>, second: Option<&UserCode>) -> String {
     let part = |code: Option<&UserCode>, name: &str, file: &str| match code {
         Some(c) => (c.functor(name, file), format!("lookback::FunctorPredicate<{name}>")),
         None => (String::new(), "lookback::ProgramPredicate".to_string()),
     };
     let (first_fn, first_policy) = part(first, "lookback_user_first", compile::USER_FILE);
     let (second_fn, second_policy) = part(second, "lookback_user_second", "user-code-second");
-    let program = format!(
+    format!(
         "// lookback: the three-way partition over {dtype}, for user predicates\n#include \"core/types.cuh\"\n\
          #include \"core/predicate.cuh\"\n{first_fn}{second_fn}#define LOOKBACK_RTC_ITEM {ty}\n\
          #define LOOKBACK_RTC_FIRST {first_policy}\n#define LOOKBACK_RTC_SECOND {second_policy}\n\
          #include \"rtc/partition3.cuh\"\n",
         dtype = dtype.name(),
         ty = dtype.c_type(),
-    );
-    let half = matches!(dtype, DType::F16 | DType::Bf16);
-    let compiled = compile::compile(ctx, &program, half)?;
-    Ok(Kernel::runtime("lookback_rtc_partition3", compiled.image))
+    )
 }

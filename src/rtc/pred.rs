@@ -179,6 +179,11 @@ impl<T: Element> UserPred<T> {
         }
         super::select_for_arch(&self.code, arch)
     }
+
+    /// The user code this predicate compiles.
+    pub(crate) fn code(&self) -> &UserCode {
+        &self.code
+    }
 }
 
 impl<T: Element> Clone for UserPred<T> {
