@@ -40,6 +40,6 @@ impl UserCode {
     }
 
     pub(crate) fn half(&self) -> bool {
-        matches!(self.dtype, DType::F16 | DType::Bf16)
+        super::half(self.dtype)
     }
 }

@@ -102,7 +102,7 @@ pub(crate) fn compile_for(arch: &str, program: &str, half: bool) -> Result<Compi
 /// Everything the cubin depends on, as text: the crate's version and headers, NVRTC's version, the options
 /// and the program.
 fn cache_key(program: &str, options: &[String], (major, minor): (i32, i32)) -> String {
-    // Hashed once: the headers are half a megabyte, and every call with user code looks its kernels up here.
+    // Hashed once: the headers are about 320 KB, and every call with user code looks its kernels up here.
     static HEADERS: OnceLock<u64> = OnceLock::new();
     let headers = *HEADERS.get_or_init(|| {
         headers::headers().iter().fold(0u64, |h, (name, text)| {

@@ -113,7 +113,7 @@ pub(crate) fn partition3_for_arch(
 }
 
 /// Whether programs over `dtype` need the CUDA headers of the half types.
-fn half(dtype: DType) -> bool {
+pub(crate) fn half(dtype: DType) -> bool {
     matches!(dtype, DType::F16 | DType::Bf16)
 }
 
