@@ -190,8 +190,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
             if (lane_id() == 0) state.publish(tile, STATUS_P, aggregate);
         } else {
             if (lane_id() == 0) state.publish(tile, STATUS_A, aggregate);
-            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb);
-            if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+            exclusive = resolve_prefix<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb, aggregate);
         }
         if (lane_id() == 0) s.exclusive = exclusive;
     }
@@ -204,8 +203,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
                                                     Storage& s, const LookbackParams& lb) {
         Pair exclusive = POp::template identity<Pair>();
         if (tile != 0) {
-            exclusive = warp_lookback<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb);
-            if (lane_id() == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+            exclusive = resolve_prefix<POp, Pair, State, LOOKBACK_WIDE>(state, tile, lb, aggregate);
         }
         if (lane_id() == 0) s.exclusive = exclusive;
     }
@@ -527,15 +525,17 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
             V* out = static_cast<V*>(p.out_values) + start;
             const bool vector_io = full && ValIO::aligned(out);
             store_value_chunks(out, s.values, vector_io, valid, first_final_chunk, ValIO::TILE_CHUNKS);
-            if (tile == 0 || first_head == 0) return;  // nothing waits for a prefix, and P is published
+            if (tile == 0) return;  // nothing waits for a prefix, and P is published
+            if (first_head == 0) {  // likewise, but an anchor of the deterministic mode still owes its entry
+                if (warp_id() == 0 && anchor_duty<POp, Pair>(lb, tile))
+                    (void)resolve_prefix<POp, Pair, State>(state, tile, lb, aggregate, false);
+                return;
+            }
 
             // One sub-window per step (not LOOKBACK_WIDE): the walk ends at the first predecessor with a head.
             if (warp_id() == 0) {
-                const Pair exclusive = warp_lookback<POp, Pair, State>(state, tile, lb);
-                if (lane_id() == 0) {
-                    if (!has_heads) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
-                    s.exclusive = exclusive;
-                }
+                const Pair exclusive = resolve_prefix<POp, Pair, State>(state, tile, lb, aggregate, !has_heads);
+                if (lane_id() == 0) s.exclusive = exclusive;
             }
             __syncthreads();
             if (carried > 0) {

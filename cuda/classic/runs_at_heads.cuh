@@ -321,8 +321,7 @@ struct HeadsAgent {
         if (warp == 0) {
             Pair exclusive = POp::template identity<Pair>();
             if (tile != 0) {
-                exclusive = warp_lookback<POp, Pair, State, 4>(state, tile, lb);
-                if (lane == 0) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+                exclusive = resolve_prefix<POp, Pair, State, 4>(state, tile, lb, aggregate);
             }
             if (lane == 0) s.exclusive = exclusive;
         }

@@ -80,8 +80,7 @@ template <class T, class Op> struct ScanAgent {
         if (warp_id() == 0) {
             A exclusive = seed;
             if (tile > 0) {
-                exclusive = warp_lookback<Op, A>(state, tile, lb);
-                if (lane_id() == 0) state.publish(tile, STATUS_P, Op::apply(exclusive, aggregate));
+                exclusive = resolve_prefix<Op, A>(state, tile, lb, aggregate);
             }
             if (lane_id() == 0) s.exclusive = exclusive;
         }

@@ -213,9 +213,10 @@ template <int KB, class V, class Op> struct ScanByKeyAgent {
         if (warp == 0) {
             Pair exclusive = POp::template identity<Pair>();
             const bool carried = tile > 0 && !(__shfl_sync(0xffffffffu, heads, 0) & 1u);
-            if (carried) {
-                exclusive = warp_lookback<POp, Pair, State>(state, tile, lb);
-                if (lane == 0 && !has_heads) state.publish(tile, STATUS_P, POp::apply(exclusive, aggregate));
+            // An anchor of the deterministic mode looks back for its entry even when its tile needs no prefix.
+            if (carried || (tile > 0 && anchor_duty<POp, Pair>(lb, tile))) {
+                const Pair found = resolve_prefix<POp, Pair, State>(state, tile, lb, aggregate, !has_heads);
+                if (carried) exclusive = found;
             }
             if (lane == 0) s.exclusive = exclusive;
         }

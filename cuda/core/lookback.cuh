@@ -16,13 +16,24 @@
 //
 // Deterministic order (LB_DETERMINISTIC, for order-sensitive operators: float sums). Above, where the P is
 // found decides how values are grouped (a tree per sub-window, sub-windows newest first), and that varies
-// with timing; for float sums the last bits vary with it. `ordered_lookback` instead folds left from the P
-// it finds, one tile at a time in tile order: exclusive(t) = ((P_j ⊕ A_(j+1)) ⊕ …) ⊕ A_(t-1). If every
-// tile's P is its exclusive prefix ⊕ its aggregate, then by induction on t every P_t equals the plain
-// left fold seed ⊕ A_0 ⊕ A_1 ⊕ … ⊕ A_t, whichever j each look-back stopped at: the bits depend only on
-// the input and the tile partition. A P found several windows back is folded forward window by window:
-// the newer windows are read again (their entries are no longer X) and a P met there restarts the fold
-// from it (the same value, by the same induction).
+// with timing; for float sums the last bits vary with it. `anchored_lookback` instead groups by position
+// only, on two levels. Tiles fall into aligned windows of ANCHOR_WINDOW (32) tiles, window k holding tiles
+// 32k … 32k+31, whose last tile is the window's anchor.
+// * Inside a window: tile 32k+p combines the values its window's tiles 32k … 32k+p-1 published (A, or a P
+//   published once with the same value: tile 0's, a keyed tile's with a head) by a warp scan in lane
+//   order, the same fixed tree whoever reads it: S_k(p).
+// * Between windows: each anchor publishes, in an anchor entry of its own (anchor_entry: from the top of
+//   the status region, which the host sizes for them), first A = W_k = its window's 32 values combined by
+//   that tree, then P = E_k ⊕ W_k, where E_k is the left fold over anchor entries: from the nearest anchor
+//   P back, ((P_j ⊕ W_(j+1)) ⊕ …) ⊕ W_(k-1), lane by lane. If every anchor's P is E_k ⊕ W_k, then by
+//   induction on k every P_k equals the plain left fold W_0 ⊕ W_1 ⊕ … ⊕ W_k (starting from the identity),
+//   whichever anchor P each look-back stopped at.
+// So tile 32k+p's exclusive prefix is E_k ⊕ S_k(p): its bits depend only on the input and the tile
+// partition. Nothing waits for a P: a walk that finds anchors with only A folds their W forward; anchor
+// entries are 32 times sparser than tiles, so even the first wave of a grid reaches a P in one window.
+// Tiles publish no P of their own in this mode (it would replace the A that window readers combine), and
+// an anchor whose own prefix is not needed (a keyed tile starting with a head) still looks back, for its
+// entry (anchor_duty). Every wait is on a lower tile id, as in the default look-back.
 #pragma once
 #include "ops.cuh"
 #include "tile_state.cuh"
@@ -71,39 +82,93 @@ __device__ __forceinline__ bool lookback_step(const State& state, int64_t end, u
     return false;
 }
 
-// Reads the status of tile end - 32 + lane (tiles before 0: P with the identity), waiting out X.
+// Tiles per deterministic window: one per lane of the look-back warp.
+constexpr int ANCHOR_WINDOW = 32;
+
+// The status entry of window `a`'s anchor: the top of the region holds them, below the tiles (the host
+// gives each region status_tiles >= tiles + tiles / 32 + 1 entries: src/launch/workspace.rs).
+__device__ __forceinline__ uint64_t anchor_entry(const LookbackParams& lb, int64_t a) {
+    return (uint64_t)lb.status_tiles - 1 - (uint64_t)a;
+}
+
+// Whether `tile` must look back although it needs no prefix: an anchor under LB_DETERMINISTIC, for the
+// anchor entry its successors fold (see the header). Never for exact operators.
+template <class Op, class A> __device__ __forceinline__ bool anchor_duty(const LookbackParams& lb, uint64_t tile) {
+    if constexpr (OrderSensitive<Op, A>::value) {
+        return (lb.flags & LB_DETERMINISTIC) && tile % ANCHOR_WINDOW == ANCHOR_WINDOW - 1;
+    } else {
+        return false;
+    }
+}
+
+// Lane l: the anchor entry of window end - 32 + l (windows before 0: P with the identity), waiting out X.
 template <class Op, class A, class State>
-__device__ __forceinline__ unsigned read_window(const State& state, int64_t end, unsigned poll_ns, A& value) {
-    const int64_t idx = end - 32 + (int)lane_id();
+__device__ __forceinline__ unsigned read_anchors(const State& state, const LookbackParams& lb, int64_t end, A& value) {
+    const int64_t a = end - 32 + (int)lane_id();
     value = Op::template identity<A>();
-    unsigned s = idx < 0 ? STATUS_P : state.read((uint64_t)idx, value);
+    unsigned s = a < 0 ? STATUS_P : state.read(anchor_entry(lb, a), value);
     while (__any_sync(0xffffffffu, s == STATUS_X)) {
-        backoff(poll_ns);
-        if (s == STATUS_X) s = state.read((uint64_t)idx, value);
+        backoff(lb.poll_ns);
+        if (s == STATUS_X) s = state.read(anchor_entry(lb, a), value);
     }
     return s;
 }
 
-// The exclusive prefix of `tile`, folded left in tile order from the nearest P (see the header).
+// E_k: the anchor entries before window k folded left from the nearest P (see the header). `value` and
+// `status` are lane l's entry of window k - 32 + l, already read.
 template <class Op, class A, class State>
-__device__ __forceinline__ A ordered_lookback(const State& state, uint64_t tile, unsigned poll_ns) {
-    // Back to the nearest window holding a P. Windows reaching before tile 0 always hold one.
-    int64_t end = (int64_t)tile;
-    A value;
-    unsigned prefixes;
-    while (!(prefixes = __ballot_sync(0xffffffffu, read_window<Op>(state, end, poll_ns, value) == STATUS_P))) {
+__device__ __forceinline__ A fold_anchors(const State& state, const LookbackParams& lb, int64_t k, A value, unsigned status) {
+    // Back to the nearest window of anchors holding a P. Windows reaching before anchor 0 always hold one.
+    int64_t end = k;
+    unsigned prefixes = __ballot_sync(0xffffffffu, status == STATUS_P);
+    while (!prefixes) {
         end -= 32;
+        prefixes = __ballot_sync(0xffffffffu, read_anchors<Op>(state, lb, end, value) == STATUS_P);
     }
-    // Then forward to the tile: each window from its highest P (or from its start), lane by lane.
+    // Then forward to window k: each window of anchors from its highest P (or from its start), lane by lane.
     A exclusive = Op::template identity<A>();
     while (true) {
         const int highest_p = prefixes ? 31 - __clz((int)prefixes) : -1;
         if (highest_p >= 0) exclusive = shfl_from(value, highest_p);
         exclusive = warp_fold_in_order<Op>(exclusive, value, highest_p + 1, 32);
         end += 32;
-        if (end > (int64_t)tile) return exclusive;
-        prefixes = __ballot_sync(0xffffffffu, read_window<Op>(state, end, poll_ns, value) == STATUS_P);
+        if (end > k) return exclusive;
+        prefixes = __ballot_sync(0xffffffffu, read_anchors<Op>(state, lb, end, value) == STATUS_P);
     }
+}
+
+// The deterministic exclusive prefix of `tile` > 0 whose own value is `aggregate` (warp 0 of its block;
+// every lane gets it). An anchor also publishes its window's entry. See the header.
+template <class Op, class A, class State>
+__device__ __forceinline__ A anchored_lookback(const State& state, uint64_t tile, const LookbackParams& lb,
+                                               const A& aggregate) {
+    const int lane = (int)lane_id();
+    const int64_t k = (int64_t)(tile / ANCHOR_WINDOW);
+    const int pos = (int)(tile % ANCHOR_WINDOW);
+    const uint64_t mine = (uint64_t)k * ANCHOR_WINDOW + lane;
+    // Both levels' loads in flight before either is waited on.
+    A value = Op::template identity<A>();
+    unsigned s = lane < pos ? state.read(mine, value) : STATUS_A;
+    const int64_t a = k - 32 + lane;
+    A anchor = Op::template identity<A>();
+    unsigned as = a < 0 ? STATUS_P : state.read(anchor_entry(lb, a), anchor);
+    while (__any_sync(0xffffffffu, s == STATUS_X)) {
+        backoff(lb.poll_ns);
+        if (s == STATUS_X) s = state.read(mine, value);
+    }
+    if (lane == pos) value = aggregate;  // lanes above pos stay the identity; only the anchor (pos 31) uses it
+    const A scanned = warp_inclusive_scan<Op>(value);
+    const A window = shfl_from(scanned, 31);
+    const A within = shfl_from(scanned, max(pos - 1, 0));
+    const bool anchor_tile = pos == ANCHOR_WINDOW - 1;
+    if (anchor_tile && lane == 0) state.publish(anchor_entry(lb, k), STATUS_A, window);
+    while (__any_sync(0xffffffffu, as == STATUS_X)) {
+        backoff(lb.poll_ns);
+        if (as == STATUS_X) as = state.read(anchor_entry(lb, a), anchor);
+    }
+    const A before = fold_anchors<Op>(state, lb, k, anchor, as);
+    if (anchor_tile && lane == 0) state.publish(anchor_entry(lb, k), STATUS_P, Op::apply(before, window));
+    return pos > 0 ? Op::apply(before, within) : before;
 }
 
 // The exclusive prefix of `tile` (warp 0 of its block; every lane gets it).
@@ -113,7 +178,8 @@ __device__ __forceinline__ A ordered_lookback(const State& state, uint64_t tile,
 // agent's keyed kernels (reduce_by_key, unique_by_key, scan_by_key: 4-7 % at 2^22-2^24 for i32, more for
 // f64) and cost the scans, the selections and the encodings 2-9 % at 2^20-2^24 (more registers: fewer
 // resident blocks or spills), so only the keyed kernels ask for them.
-// Under LB_DETERMINISTIC, order-sensitive operators take ordered_lookback instead, whatever WIDE.
+// Under LB_DETERMINISTIC, order-sensitive operators take anchored_lookback instead (through
+// resolve_prefix), whatever WIDE.
 template <class Op, class A, class State, int WIDE = 1>
 __device__ __forceinline__ A warp_lookback(const State& state, uint64_t tile, const LookbackParams& lb) {
     const unsigned first_poll_ns = lb.first_poll_ns, poll_ns = lb.poll_ns;
@@ -123,9 +189,6 @@ __device__ __forceinline__ A warp_lookback(const State& state, uint64_t tile, co
     // Sleeping before the first poll lets predecessors whose loads are still in flight publish first,
     // instead of every waiting tile hammering their status words (CUB's "L2 write latency" delay).
     backoff(first_poll_ns);
-    if constexpr (OrderSensitive<Op, A>::value) {
-        if (lb.flags & LB_DETERMINISTIC) return ordered_lookback<Op, A>(state, tile, poll_ns);
-    }
     if constexpr (WIDE == 1) {
         while (true) {
             const int64_t idx = end - 32 + lane;
@@ -148,6 +211,24 @@ __device__ __forceinline__ A warp_lookback(const State& state, uint64_t tile, co
         while (!lookback_step<WIDE, Op>(state, end, poll_ns, exclusive)) end -= 32 * WIDE;
         return exclusive;
     }
+}
+
+// Warp 0 of tile > 0, after the tile published its value (`aggregate`, as A or P): its exclusive prefix
+// (every lane gets it). Then, when `publish`, its inclusive prefix exclusive ⊕ aggregate as P. Under
+// LB_DETERMINISTIC an order-sensitive operator takes anchored_lookback instead and publishes no P of
+// the tile (an anchor publishes its window's entry).
+template <class Op, class A, class State, int WIDE = 1>
+__device__ __forceinline__ A resolve_prefix(const State& state, uint64_t tile, const LookbackParams& lb,
+                                                  const A& aggregate, bool publish = true) {
+    if constexpr (OrderSensitive<Op, A>::value) {
+        if (lb.flags & LB_DETERMINISTIC) {
+            backoff(lb.first_poll_ns);
+            return anchored_lookback<Op, A>(state, tile, lb, aggregate);
+        }
+    }
+    const A exclusive = warp_lookback<Op, A, State, WIDE>(state, tile, lb);
+    if (publish && lane_id() == 0) state.publish(tile, STATUS_P, Op::apply(exclusive, aggregate));
+    return exclusive;
 }
 
 }  // namespace lookback

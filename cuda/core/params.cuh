@@ -12,7 +12,7 @@ struct LookbackParams {
     uint64_t* status;        // two status regions of 2 · status_tiles words (a word or a 16-byte entry per tile)
     uint64_t* header;        // the launch word: round << 32 | tile ids taken (tile_state.cuh)
     const uint64_t* items;   // null, or the item count of a call sized on the device (bounded by the params' n)
-    uint32_t status_tiles;   // tiles of one status region
+    uint32_t status_tiles;   // entries of one status region: the tiles, then the anchors (lookback.cuh)
     uint32_t first_poll_ns;  // back-off before the first poll of a predecessor
     uint32_t poll_ns;        // back-off between polls
     uint32_t flags;          // LB_* below

@@ -433,32 +433,84 @@ template <class Work> struct PipeEngine {
         return part;
     }
 
-    // Deterministic order (LB_DETERMINISTIC, order-sensitive operators): the aggregates of tiles
-    // [cursor, end) folded into `running` one tile at a time in tile order, 32 tiles (one read per lane)
-    // per step. Every block's prefix of tile t is then the plain left fold initial ⊕ A_0 ⊕ … ⊕ A_(t-1),
-    // whichever tiles the blocks took, so its bits depend only on the input and the tile partition (the
-    // argument of core/lookback.cuh's header, without P states).
-    static __device__ __forceinline__ A fold_in_tile_order(const State& state, uint64_t cursor, uint64_t end,
-                                                           A running) {
-        while (cursor < end) {
-            const uint64_t t = cursor + lane_id();
-            A v = Op::template identity<A>();
-            unsigned st = t < end ? state.read(t, v) : STATUS_A;
-            while (st == STATUS_X) st = state.read(t, v);
-            const int count = (int)min((uint64_t)32, end - cursor);
-            running = warp_fold_in_order<Op>(running, v, 0, count);
-            cursor += count;
+    // Deterministic order (LB_DETERMINISTIC, order-sensitive operators), grouped by position only, as the
+    // classic agents' anchored look-back (core/lookback.cuh): tiles fall into aligned windows of 32; W_w,
+    // window w's 32 aggregates combined by the warp's fixed tree, is folded left into the running prefix,
+    // R_w = ((initial ⊕ W_0) ⊕ W_1) ⊕ … ⊕ W_(w-1); tile 32w+p's prefix is R_w ⊕ (its window's aggregates
+    // before it, by the same tree's scan). Whichever tiles a block took and whenever it read them, the
+    // bits depend only on the input and the tile partition. The engine has no P states, so nothing else
+    // changes: the look-ahead reads aggregates as it always does, up to DET_WINDOWS windows per round trip.
+    static constexpr int DET_WINDOWS = 4;
+
+    // Lane l: the aggregate of tile `first` + l (first + l < end, else the identity), waiting out X.
+    static __device__ __forceinline__ A read_window(const State& state, uint64_t first, uint64_t end) {
+        const uint64_t t = first + lane_id();
+        A v = Op::template identity<A>();
+        unsigned st = t < end ? state.read(t, v) : STATUS_A;
+        while (st == STATUS_X) st = state.read(t, v);
+        return v;
+    }
+
+    // R folded over the whole windows [window, last): the running prefix of window `last`.
+    static __device__ __forceinline__ A fold_windows(const State& state, uint64_t window, uint64_t last, A running) {
+        while (window < last) {
+            const int count = (int)min((uint64_t)DET_WINDOWS, last - window);
+            A v[DET_WINDOWS];
+            unsigned st[DET_WINDOWS];
+            // Every load of the step before any is waited on: one round trip per DET_WINDOWS windows.
+#pragma unroll
+            for (int i = 0; i < DET_WINDOWS; ++i) {
+                const uint64_t t = (window + i) * 32 + lane_id();
+                v[i] = Op::template identity<A>();
+                st[i] = i < count ? state.read(t, v[i]) : STATUS_A;
+            }
+#pragma unroll
+            for (int i = 0; i < DET_WINDOWS; ++i) {
+                while (st[i] == STATUS_X) st[i] = state.read((window + i) * 32 + lane_id(), v[i]);
+            }
+#pragma unroll
+            for (int i = 0; i < DET_WINDOWS; ++i) {
+                if (i < count) running = Op::apply(running, warp_reduce<Op>(v[i]));
+            }
+            window += count;
         }
         return running;
     }
 
+    // The deterministic look-ahead: for each slot's tile, R of its window (kept across tiles: windows only
+    // move forward) ⊕ the scan of its window's aggregates before it.
+    static __device__ __forceinline__ void look_ahead_windows(const Params& p, Storage& s, const State& state) {
+        const bool frees_slot = !Work::needs_prefix(p);
+        A running = Work::initial(p);
+        uint64_t window = 0;  // `running` is R_window
+        for (uint32_t k = 0;; ++k) {
+            const int slot = k % STAGES;
+            mbar_wait(&s.full[slot], (k / STAGES) & 1);
+            const uint64_t tile = s.tile_id[slot];
+            if (tile == END) return;
+            running = fold_windows(state, window, tile / 32, running);
+            window = tile / 32;
+            const int pos = (int)(tile % 32);
+            A prefix = running;
+            if (pos > 0) {
+                const A scanned = warp_inclusive_scan<Op>(read_window(state, window * 32, tile));
+                prefix = Op::apply(running, shfl_from(scanned, pos - 1));
+            }
+            if (lane_id() == 0) {
+                s.prefix[slot] = prefix;
+                mbar_arrive(&s.ready[slot]);
+                if (frees_slot) mbar_arrive(&s.empty[slot]);
+            }
+        }
+    }
+
     // Look-ahead warp: the block's running exclusive prefix, one slot's tile at a time, read as the Work
     // chooses for this launch (ahead_reads), else as its BATCHED_LOOKAHEAD says; an ordered state serially.
-    // Under LB_DETERMINISTIC, an order-sensitive operator folds in tile order (fold_in_tile_order).
+    // Under LB_DETERMINISTIC, an order-sensitive operator takes look_ahead_windows.
     static __device__ __forceinline__ void look_ahead(const Params& p, Storage& s, const State& state) {
         if constexpr (OrderSensitive<Op, A>::value) {
             if (p.lb.flags & LB_DETERMINISTIC) {
-                look_ahead_loop<AheadReads::serial, 1, true>(p, s, state);
+                look_ahead_windows(p, s, state);
                 return;
             }
         }
@@ -472,7 +524,7 @@ template <class Work> struct PipeEngine {
         look_ahead_loop<BATCHED ? AheadReads::clamped : AheadReads::serial, AHEAD_PER_LANE>(p, s, state);
     }
 
-    template <AheadReads KIND, int PER_LANE, bool IN_TILE_ORDER = false>
+    template <AheadReads KIND, int PER_LANE>
     static __device__ __forceinline__ void look_ahead_loop(const Params& p, Storage& s, const State& state) {
         const bool frees_slot = !Work::needs_prefix(p);
         A running = Work::initial(p);
@@ -482,10 +534,6 @@ template <class Work> struct PipeEngine {
             mbar_wait(&s.full[slot], (k / STAGES) & 1);
             const uint64_t tile = s.tile_id[slot];
             if (tile == END) return;
-            if constexpr (IN_TILE_ORDER) {
-                running = fold_in_tile_order(state, cursor, tile, running);
-                cursor = tile;
-            }
             while (cursor < tile) {
                 // Lane-major order (lane l holds tiles l, l+32, …) is not tile order: fine for the
                 // commutative operators of ops.cuh; float sums differ from sequential order by rounding

@@ -2,7 +2,7 @@
 //! driver knows — whether a persistent kernel fits the GPU's shared memory — and launched with the
 //! workspace's look-back state.
 use super::params::{LB_DETERMINISTIC, LB_PREFETCH_GUESS, LookbackParams};
-use super::workspace::{HEADER, MAX_TILES};
+use super::workspace::{HEADER, MAX_TILES, region_entries};
 use super::{Backoff, Workspace};
 use crate::error::{Error, Result};
 use crate::kernels::{self, Kernel};
@@ -109,7 +109,7 @@ impl Workspace {
             self.grow(stream, tiles)?;
         }
         let backoff: Backoff = self.backoff.unwrap_or(grid.backoff);
-        let status_tiles = self.capacity as u32;
+        let status_tiles = u32::try_from(region_entries(self.capacity)).map_err(|_| too_many())?;
         let items = self.device_count.unwrap_or(0);
         let buf = self.buf.as_mut().expect("allocated above");
         let (base, _guard) = buf.device_ptr_mut(stream);
@@ -126,7 +126,8 @@ impl Workspace {
         let params = make(lookback, base + 8);
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `launch.kernel` takes (the caller pairs them). The workspace holds
-        // `STATUS_WORDS·capacity` status words (16-byte aligned: HEADER is two words), capacity >= tiles,
+        // two regions of `STATUS_WORDS·status_tiles` status words (16-byte aligned: HEADER is two words),
+        // status_tiles = region_entries(capacity) and capacity >= tiles (room for the anchor entries too),
         // after the counter; the caller's buffers are valid for the lengths it put in `P` and stay
         // borrowed (with their guards) until after this launch is enqueued. A persistent launch gets the
         // dynamic shared memory its agent expects (`PipeTuning::ring_bytes`, the same table as the

@@ -12,7 +12,7 @@ pub(crate) struct LookbackParams {
     pub header: u64,
     /// The device count of a call sized on the device ([`Workspace::with_count`]), or 0.
     pub items: u64,
-    /// Tiles of one status region (the workspace's capacity).
+    /// Entries of one status region: the capacity's tiles, then the anchors (`region_entries`).
     pub status_tiles: u32,
     pub first_poll_ns: u32,
     pub poll_ns: u32,

@@ -27,13 +27,20 @@ const STATUS_WORDS: usize = 2;
 const REGIONS: usize = 2;
 // The 16-byte entries must be 16-byte aligned: the status words start HEADER words into the buffer.
 const _: () = assert!(HEADER.is_multiple_of(2), "status words start 16-byte aligned");
+/// Status entries of one region for `capacity` tiles: one per tile, then, from the top down, one per
+/// window of 32 tiles for the anchors of the deterministic look-back (`anchor_entry` in
+/// `cuda/core/lookback.cuh`), which must stay above every tile's entry.
+pub(super) fn region_entries(capacity: usize) -> usize {
+    capacity + capacity / 32 + 2
+}
+
 /// Most tiles of one launch: the launch word counts the ids a launch takes (tiles, plus one per block
 /// for the persistent engine) in 32 bits.
 pub(super) const MAX_TILES: usize = 1 << 31;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
-/// Every primitive needs a small device workspace (32 bytes per tile, a tile being a few thousand
+/// Every primitive needs a small device workspace (about 33 bytes per tile, a tile being a few thousand
 /// items). The one-shot functions of this crate allocate one per call; keep a `Workspace` and call its
 /// methods instead to make repeated calls allocate nothing. Status words are tagged with a per-launch
 /// epoch that the kernels keep in the workspace's own device memory, so a reused workspace needs no
@@ -77,7 +84,8 @@ pub(super) const MAX_TILES: usize = 1 << 31;
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
-    /// `[launch word, scratch, status × REGIONS·STATUS_WORDS·capacity]`, allocated on first use.
+    /// `[launch word, scratch, status × REGIONS·STATUS_WORDS·region_entries(capacity)]`, allocated on
+    /// first use.
     pub(super) buf: Option<CudaSlice<u64>>,
     pub(super) capacity: usize,
     /// Earlier buffers of a workspace that was used in a stream capture: a graph may still launch with
@@ -348,7 +356,7 @@ impl Workspace {
     /// is kept alive if a graph may use it.
     pub(super) fn grow(&mut self, stream: &Arc<CudaStream>, tiles: usize) -> Result<()> {
         let capacity = tiles.max(2 * self.capacity).clamp(64, MAX_TILES);
-        let buf = stream.alloc_zeros::<u64>(HEADER + REGIONS * STATUS_WORDS * capacity)?;
+        let buf = stream.alloc_zeros::<u64>(HEADER + REGIONS * STATUS_WORDS * region_entries(capacity))?;
         if let Some(old) = self.buf.replace(buf)
             && self.captured
         {
