@@ -174,6 +174,17 @@ fn close<V: TestElement>(got: V, exact: f64, abs: f64, count: usize) -> bool {
     (g - exact).abs() <= bound
 }
 
+/// Keys whose first `aligned` runs are `tile` items each, so that each of those tiles starts with a head
+/// and needs no prefix (the classic agents' anchors must still publish the deterministic chain's entries,
+/// or the later tiles, whose runs cross tiles, would wait for them forever), then runs of up to 3 tiles.
+fn tile_aligned_keys(n: usize, tile: usize, aligned: usize, seed: u64) -> Vec<i32> {
+    let mut keys: Vec<i32> = (0..(aligned * tile).min(n)).map(|i| (i / tile) as i32).collect();
+    let rest = run_keys(n - keys.len(), 3 * tile, seed);
+    let base = aligned as i32;
+    keys.extend(rest.into_iter().map(|k| k + base));
+    keys
+}
+
 /// reduce_by_key and the inclusive scan by key (sum), deterministic, `runs` times each, on keys in runs
 /// of up to `max_run` items.
 fn keyed_case<V: TestElement>(
@@ -184,7 +195,18 @@ fn keyed_case<V: TestElement>(
     max_run: usize,
     runs: usize,
 ) {
-    let keys = run_keys(n, max_run, n as u64);
+    keyed_case_on::<V>(stream, ws, load, run_keys(n, max_run, n as u64), runs);
+}
+
+/// reduce_by_key and the inclusive scan by key (sum) on `keys`, deterministic, `runs` times each.
+fn keyed_case_on<V: TestElement>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    load: &mut Load,
+    keys: Vec<i32>,
+    runs: usize,
+) {
+    let n = keys.len();
     let values: Vec<V> = random_vec(n, n as u64 ^ 0x77, 0.0);
     let (dk, dv) = (stream.clone_htod(&keys).unwrap(), stream.clone_htod(&values).unwrap());
     let what = format!("{} keyed {:?} n={n}", V::DTYPE.name(), ws.engine());
@@ -312,7 +334,9 @@ fn sizes_around_tile_boundaries_repeat_bit_for_bit() {
             Engine::Persistent => lookback::__private::pipe_scan_tile_items(4),
             _ => lookback::__private::scan_tile_items(4),
         };
-        for n in [1, t - 1, t, t + 1, 2 * t + 3, 31 * t, 32 * t + 1, 33 * t - 1, 65 * t + 7, 133 * t + 1, 900 * t + 5] {
+        // 1100 and 2100 tiles: the classic anchors (one per 32 tiles) span more than one window of 32.
+        let sizes = [1, t - 1, t, t + 1, 2 * t + 3, 31 * t, 32 * t + 1, 33 * t - 1, 65 * t + 7, 133 * t + 1, 900 * t + 5];
+        for n in sizes.into_iter().chain([1100 * t + 17, 2100 * t - 1]) {
             scan_case::<f32>(&stream, &mut ws, &mut load, n, 20, None, false);
             scan_case::<f32>(&stream, &mut ws, &mut load, n, 5, Some(1.0), true);
         }
@@ -325,6 +349,21 @@ fn sizes_around_tile_boundaries_repeat_bit_for_bit() {
         }
         for n in [1000, 100_003, 3_000_001] {
             keyed_case::<f32>(&stream, &mut ws, &mut load, n, 200_000, 10);
+        }
+        // Tiles that start with a head, among them anchors, before tiles that need a prefix: every
+        // classic keyed tile size (reduce_by_key on the heads tile or the runs agent, the scans by key on
+        // the runs agent or the register tile).
+        let tiles = [
+            lookback::__private::heads_tile_items(4, 4),
+            lookback::__private::heads_tile_items(4, 8),
+            Some(lookback::__private::runs_tile_items(4)),
+            Some(lookback::__private::runs_tile_items(8)),
+            Some(lookback::__private::scan_by_key_tile_items(8, 8)),
+        ];
+        for tile in tiles.into_iter().flatten() {
+            let keys = tile_aligned_keys(100 * tile + 13, tile, 70, tile as u64);
+            keyed_case_on::<f32>(&stream, &mut ws, &mut load, keys.clone(), 5);
+            keyed_case_on::<f64>(&stream, &mut ws, &mut load, keys, 5);
         }
     }
 }
@@ -351,8 +390,9 @@ fn integers_and_min_max_are_unchanged() {
     }
 }
 
-/// Small enough for compute-sanitizer (`run.sh sanitize BIN sanitizer_cases`): the ordered look-back of
-/// both engines, a look-back across several windows, and the keyed pair fold.
+/// Small enough for compute-sanitizer (`run.sh sanitize BIN sanitizer_cases`): the deterministic look-back
+/// of both engines, across several windows of 32 tiles, the keyed pair fold, and anchors without a prefix
+/// of their own.
 #[test]
 fn sanitizer_cases() {
     let Some(stream) = gpu() else { return };
@@ -363,6 +403,10 @@ fn sanitizer_cases() {
         scan_case::<f32>(&stream, &mut ws, &mut load, 70 * t + 3, 2, None, false);
         scan_case::<f64>(&stream, &mut ws, &mut load, 9 * t + 1, 2, Some(0.5), true);
         keyed_case::<f32>(&stream, &mut ws, &mut load, 200_003, 50_000, 2);
+        // Anchors whose tiles start with a head (classic heads tile: reduce_by_key of i32 keys, f32 values).
+        if let Some(tile) = lookback::__private::heads_tile_items(4, 4) {
+            keyed_case_on::<f32>(&stream, &mut ws, &mut load, tile_aligned_keys(40 * tile + 5, tile, 33, 7), 2);
+        }
     }
 }
 

@@ -181,8 +181,10 @@ impl Workspace {
     ///
     /// By default the look-back combines the sums of tiles in an order that depends on timing (which
     /// earlier tile already knew its prefix), so a float sum can differ in its last bits between two runs
-    /// on the same input. Deterministic, every tile's prefix is instead folded strictly in tile order,
-    /// `((seed + t₀) + t₁) + …`, where `tᵢ` is tile `i`'s own sum, itself added in a fixed order. This
+    /// on the same input. Deterministic, the tiles' sums `tᵢ` (each added in a fixed order inside its tile)
+    /// are instead combined in a grouping fixed by their positions: the tiles of each aligned window of 32
+    /// by one fixed tree (`w₀`, `w₁`, …), the windows folded left in order, `((w₀ + w₁) + w₂) + …`, and
+    /// a tile's prefix is its window's prefix plus the same tree over the tiles before it in its window. This
     /// covers every float sum: [`inclusive_scan_into`](Workspace::inclusive_scan_into) and the other scans,
     /// the scans by key and [`reduce_by_key_into`](Workspace::reduce_by_key_into), for `f32`, `f64`,
     /// `f16` and `bf16` (accumulated in `f32`), in place or not, on both engines, sized on the host or on
@@ -198,8 +200,8 @@ impl Workspace {
     /// it differs from it by rounding as before.
     ///
     /// Integer results and float min/max are exact and already deterministic: their kernels do not change.
-    /// The cost is a longer look-back chain when a tile's prefix is far away; measured on the H200 in
-    /// `benches/README.md`.
+    /// The cost is one more status read per tile (its window's anchor), overlapped with the usual one;
+    /// measured in `benches/STATUS.md` (the `_det` rows).
     ///
     /// # Example
     /// ```
