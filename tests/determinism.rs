@@ -335,7 +335,8 @@ fn sizes_around_tile_boundaries_repeat_bit_for_bit() {
             _ => lookback::__private::scan_tile_items(4),
         };
         // 1100 and 2100 tiles: the classic anchors (one per 32 tiles) span more than one window of 32.
-        let sizes = [1, t - 1, t, t + 1, 2 * t + 3, 31 * t, 32 * t + 1, 33 * t - 1, 65 * t + 7, 133 * t + 1, 900 * t + 5];
+        let sizes =
+            [1, t - 1, t, t + 1, 2 * t + 3, 31 * t, 32 * t + 1, 33 * t - 1, 65 * t + 7, 133 * t + 1, 900 * t + 5];
         for n in sizes.into_iter().chain([1100 * t + 17, 2100 * t - 1]) {
             scan_case::<f32>(&stream, &mut ws, &mut load, n, 20, None, false);
             scan_case::<f32>(&stream, &mut ws, &mut load, n, 5, Some(1.0), true);
