@@ -40,14 +40,18 @@ use std::sync::Arc;
 mod cache;
 mod code;
 mod compile;
+mod device_type;
 mod headers;
 mod nvrtc;
 mod pred;
+mod scan_op;
 
 pub use cache::CacheHit;
 pub use compile::CompileReport;
+pub use device_type::DeviceType;
 pub use nvrtc::nvrtc_available;
 pub use pred::UserPred;
+pub use scan_op::UserScanOp;
 
 pub(crate) use cache::cubin;
 pub(crate) use code::UserCode;
@@ -90,6 +94,41 @@ fn select_program(code: &UserCode) -> String {
 pub(crate) fn select_for_arch(code: &UserCode, arch: &str) -> Result<CompileReport> {
     Ok(compile::compile_for(arch, &select_program(code), code.half())?.report)
 }
+/// The scan kernels compiled for a user operator (`cuda/rtc/scan.cuh`), by engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScanKernels {
+    /// The classic agent.
+    pub classic: Kernel,
+    /// The persistent engine's scan (sm_90+).
+    pub persistent: Kernel,
+}
+
+/// The scan kernels for `code` on the GPU of `ctx`, and how they were obtained.
+pub(crate) fn scan_kernels(ctx: &Arc<CudaContext>, code: &scan_op::ScanCode) -> Result<(ScanKernels, CompileReport)> {
+    code.check_sizes()?;
+    let compiled = compile::compile(ctx, &code.program(), code.half()).map_err(|e| code.map_error(e))?;
+    let kernels = ScanKernels {
+        classic: Kernel::runtime("lookback_rtc_scan", compiled.image),
+        persistent: Kernel::runtime("lookback_rtc_pipe_scan", compiled.image),
+    };
+    Ok((kernels, compiled.report))
+}
+
+/// The scan kernels for `code`, compiled for architecture `arch` (`sm_90`) without a GPU.
+pub(crate) fn scan_for_arch(code: &scan_op::ScanCode, arch: &str) -> Result<CompileReport> {
+    code.check_sizes()?;
+    Ok(compile::compile_for(arch, &code.program(), code.half()).map_err(|e| code.map_error(e))?.report)
+}
+
+/// `Ok` for an architecture named like `sm_90`.
+pub(crate) fn check_arch(arch: &str) -> Result<()> {
+    let digits = arch.strip_prefix("sm_").unwrap_or("");
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(crate::error::Error::InvalidSource { reason: "the architecture must be named like sm_90" });
+    }
+    Ok(())
+}
+
 /// The three-way partition's kernel when either predicate (or both) is user code (`None`: that part is
 /// a built-in `Pred`, whose program the launch carries).
 pub(crate) fn partition3_kernel(
