@@ -1,4 +1,15 @@
-//! User code on the GPU: predicates written in CUDA C++, compiled at run time into the crate's own kernels.
+//! User code on the GPU: predicates, scan operators and element types written in CUDA C++, compiled at run
+//! time into the crate's own kernels.
+//!
+//! [`UserScanOp`] takes an associative combine over `a` and `b` (it need not commute), its identity, and
+//! optional conversions on load (`x` of the input type to the accumulator: `u8` flags into `u64` counts)
+//! and on store (the accumulator to the output type), with Rust closures for the host. The `_user` scans
+//! ([`Workspace::inclusive_scan_user_into`](crate::Workspace::inclusive_scan_user_into),
+//! [`inclusive_scan_user`](crate::inclusive_scan_user), …) take it on both engines; the types are
+//! [`DeviceType`]s: the element types, or your `#[repr(C)]` structs with their CUDA declaration. Items
+//! may have 1, 2, 4, 8 or 16 bytes (the larger of input and output at most 8 times the smaller),
+//! accumulators 1, 2, 4 or 8 bytes; anything else is [`Error::UnsupportedSize`](crate::Error::UnsupportedSize)
+//! before any compile. Scans by key, reduce_by_key and user equalities do not take user code yet.
 //!
 //! [`UserPred`] takes a CUDA C++ expression (or function body) over the item `x`, and a Rust closure that
 //! says the same on the host. The selection primitives take it wherever they take a [`Pred`](crate::Pred)
@@ -29,8 +40,8 @@
 //! else the toolkit's `include` folder.
 //!
 //! # What user code may do
-//! See [`UserPred`]'s safety section: a pure function of `x`, which returns, without block- or
-//! warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
+//! See [`UserPred`]'s and [`UserScanOp`]'s safety sections: pure functions of their arguments, which
+//! return, without block- or warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
 //! constants; it sees the crate's headers (namespace `lookback`) but should not rely on them.
 use crate::error::Result;
 use crate::kernels::{DType, Kernel};
@@ -95,6 +106,7 @@ pub(crate) fn select_for_arch(code: &UserCode, arch: &str) -> Result<CompileRepo
     Ok(compile::compile_for(arch, &select_program(code), code.half())?.report)
 }
 /// The scan kernels compiled for a user operator (`cuda/rtc/scan.cuh`), by engine.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScanKernels {
     /// The classic agent.
