@@ -4,28 +4,13 @@
 //! on both engines, at sizes around tile boundaries and at random sizes, with poisoned outputs.
 mod common;
 
-use common::{GUARD, Rng, gpu};
+use common::{GUARD, Rng, gpu, nvrtc};
 use lookback::cudarc::driver::{CudaStream, DeviceRepr};
 use lookback::rtc::{CacheHit, DeviceType, UserScanOp};
 use lookback::{Engine, Error, ScanOp, Workspace, host};
 use proptest::prelude::*;
 use std::io::Write;
-use std::sync::{Arc, Once};
-
-/// Whether NVRTC is here; else one visible skip line (a failure under `LOOKBACK_REQUIRE_GPU=1`).
-fn nvrtc() -> bool {
-    if lookback::rtc::nvrtc_available() {
-        return true;
-    }
-    if std::env::var("LOOKBACK_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-        panic!("LOOKBACK_REQUIRE_GPU=1 but NVRTC could not be loaded");
-    }
-    static NOTE: Once = Once::new();
-    NOTE.call_once(|| {
-        let _ = writeln!(std::io::stderr(), "SKIPPED run-time compile tests: NVRTC could not be loaded");
-    });
-    false
-}
+use std::sync::Arc;
 
 /// A 2×2 matrix of u16, multiplied mod 2^16: exact, associative, not commutative.
 #[repr(C)]

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// An associative operator, its identity and optional conversions on load and store, written as CUDA C++
-/// for the GPU and as Rust closures for the host: what [`Workspace::inclusive_scan_user_into`]
+/// for the GPU and as Rust closures for the host: what [`Workspace::inclusive_scan_user_into`](crate::Workspace::inclusive_scan_user_into)
 /// (and the other `_user` scans) scan with.
 ///
 /// A scan reads items of type `In`, combines values of the accumulator type `A` and writes items of type
