@@ -31,10 +31,12 @@ use std::sync::Arc;
 /// compiles ahead of the first call. [`host::inclusive_scan_user`](crate::host::inclusive_scan_user) runs
 /// the closures.
 ///
-/// Float operators: the look-back groups tiles' values by timing, so a float combine that is only
-/// approximately associative (a float sum, an affine composition) gives results that can differ in the
-/// last bits from one run to the next and from the sequential host loop; the workspace's deterministic
-/// mode does not apply to user operators.
+/// Float operators: by default the look-back groups tiles' values by timing, so a float combine that is
+/// only approximately associative (a float sum, an affine composition) gives results that can differ in
+/// the last bits from one run to the next and from the sequential host loop.
+/// [`Workspace::set_deterministic`](crate::Workspace::set_deterministic) covers user operators as it covers
+/// the built-in float sums: every user operator, float or not, then combines tiles in a grouping fixed by
+/// their positions, and its results are the same bits on every run.
 ///
 /// # Safety of the constructors
 /// As [`UserPred`'s](super::UserPred#safety-of-the-constructors): the code runs inside the crate's kernels
