@@ -509,3 +509,51 @@ proptest! {
         }
     }
 }
+
+/// `Workspace::set_deterministic` covers user operators: the classic engine's anchored look-back and the
+/// persistent engine's window-grouped look-ahead. An exact operator that does not commute checks that
+/// they combine in order, across windows of 32 tiles and (1100 tiles) of 32 anchors; a float one that its
+/// bits repeat from run to run.
+#[test]
+fn the_deterministic_mode_covers_user_operators() {
+    let Some(stream) = gpu() else { return };
+    if !nvrtc() {
+        return;
+    }
+    let (mats, affine) = (mat_op(), affine_op());
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = Workspace::new(&stream);
+        ws.set_engine(engine);
+        ws.set_deterministic(true);
+        let c = match engine {
+            Engine::Persistent => lookback::__private::pipe_scan_tile_items(8),
+            _ => lookback::__private::user_scan_tile_items(8, 8),
+        };
+        for n in [31 * c + 1, 33 * c + 5, 1100 * c + 3] {
+            let input = random_mats(n, n as u64);
+            let want = host::inclusive_scan_user(&input, &mats);
+            let d_in = stream.clone_htod(&input).unwrap();
+            let mut out = stream.clone_htod(&vec![Mat { m: [0xDEAD; 4] }; n]).unwrap();
+            ws.inclusive_scan_user_into(&d_in, &mut out, &mats).unwrap();
+            let got = stream.clone_dtoh(&out).unwrap();
+            if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
+                panic!("{engine:?} deterministic matrix scan n={n}: item {i}: {:?} vs {:?}", got[i], want[i]);
+            }
+        }
+        let n = 1 << 22;
+        let steps = random_steps(n, 41);
+        let d_in = stream.clone_htod(&steps).unwrap();
+        let mut out = stream.clone_htod(&vec![f32::NAN; n]).unwrap();
+        let mut first: Option<Vec<u32>> = None;
+        for run in 0..20 {
+            ws.inclusive_scan_user_into(&d_in, &mut out, &affine).unwrap();
+            let bits: Vec<u32> = stream.clone_dtoh(&out).unwrap().into_iter().map(f32::to_bits).collect();
+            match &first {
+                None => first = Some(bits),
+                Some(f) => {
+                    assert!(bits == *f, "{engine:?} deterministic affine scan: run {run} differs from the first")
+                }
+            }
+        }
+    }
+}
