@@ -12,6 +12,7 @@ use common::{
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, DriverError};
 use lookback::half::f16;
+use lookback::rtc::{CompileReport, DeviceType, UserScanOp};
 use lookback::{Backoff, ScanOp, Workspace, host};
 use std::sync::Arc;
 
@@ -27,7 +28,11 @@ usage: cargo bench --bench scan -- [OPTIONS]
                             a count on the device: Workspace::with_count; runs right after
                             inclusive_sum, which it brings in), inclusive_sum_det and
                             exclusive_sum_det (Workspace::set_deterministic; each runs right after
-                            the default row it is compared with)
+                            the default row it is compared with), inclusive_sum_user (a sum written
+                            as a run-time compiled user operator, lookback::rtc::UserScanOp; i32, i64,
+                            f32, f64; after inclusive_sum, which it brings in) and affine_user (the
+                            affine recurrence h[t] = a[t]*h[t-1] + b[t]: 8-byte {a, b} f32 pairs in,
+                            f32 out, 12 bytes per item; with f32 only)
   --backoff FIRST:POLL,...  also time inclusive_sum on i32 with each look-back back-off (ns),
                             labelled inclusive_sum@FIRST:POLL
   --engine E                auto (default), classic or persistent (sm_90+): the scan kernel structure;
@@ -48,13 +53,15 @@ enum Algo {
     InclusiveSumDevSize,
     InclusiveSumDet,
     ExclusiveSumDet,
+    InclusiveSumUser,
+    AffineUser,
 }
 
 impl Algo {
     /// The default rows, in an order where rows checked against the same host result are adjacent.
     const DEFAULT: [Algo; 4] = [Algo::InclusiveSum, Algo::InclusiveSumInPlace, Algo::ExclusiveSum, Algo::InclusiveMax];
-    /// Every row `--algos` takes: the default ones and the opt-in `_devsize` and `_det` rows.
-    const ALL: [Algo; 7] = [
+    /// Every row `--algos` takes: the default ones and the opt-in `_devsize`, `_det` and `_user` rows.
+    const ALL: [Algo; 9] = [
         Algo::InclusiveSum,
         Algo::InclusiveSumInPlace,
         Algo::ExclusiveSum,
@@ -62,6 +69,8 @@ impl Algo {
         Algo::InclusiveSumDevSize,
         Algo::InclusiveSumDet,
         Algo::ExclusiveSumDet,
+        Algo::InclusiveSumUser,
+        Algo::AffineUser,
     ];
 
     fn name(self) -> &'static str {
@@ -73,14 +82,16 @@ impl Algo {
             Algo::InclusiveSumDevSize => "inclusive_sum_devsize",
             Algo::InclusiveSumDet => "inclusive_sum_det",
             Algo::ExclusiveSumDet => "exclusive_sum_det",
+            Algo::InclusiveSumUser => "inclusive_sum_user",
+            Algo::AffineUser => "affine_user",
         }
     }
 
     /// The row a paired row is compared with: a `_devsize` row's host-size call, a `_det` row's default
-    /// (not deterministic) call.
+    /// (not deterministic) call, the user sum's built-in one.
     fn base(self) -> Option<Algo> {
         match self {
-            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet => Some(Algo::InclusiveSum),
+            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet | Algo::InclusiveSumUser => Some(Algo::InclusiveSum),
             Algo::ExclusiveSumDet => Some(Algo::ExclusiveSum),
             _ => None,
         }
@@ -97,9 +108,12 @@ impl Algo {
     /// The host computation the output is checked against.
     fn reference(self) -> Reference {
         match self {
-            Algo::InclusiveSum | Algo::InclusiveSumInPlace | Algo::InclusiveSumDevSize | Algo::InclusiveSumDet => {
-                Reference::InclusiveSum
-            }
+            Algo::InclusiveSum
+            | Algo::InclusiveSumInPlace
+            | Algo::InclusiveSumDevSize
+            | Algo::InclusiveSumDet
+            | Algo::InclusiveSumUser
+            | Algo::AffineUser => Reference::InclusiveSum,
             Algo::ExclusiveSum | Algo::ExclusiveSumDet => Reference::ExclusiveSum,
             Algo::InclusiveMax => Reference::InclusiveMax,
         }
@@ -118,17 +132,38 @@ fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String
 // ---------------------------------------------------------------------------------------------
 
 /// What the scan benchmark needs of an element type beyond [`BenchElement`].
-trait Sample: BenchElement {
+trait Sample: BenchElement + DeviceType {
     /// The exclusive-sum seed.
     const ZERO: Self;
     /// An input value from 64 random bits.
     fn sample(bits: u64) -> Self;
+    /// The sum as a run-time compiled user operator, for the `inclusive_sum_user` row (`None`: no row for
+    /// this type).
+    fn user_sum() -> Option<lookback::Result<UserScanOp<Self, Self>>>;
+}
+
+/// The user-operator sum of `T`, for the types whose built-in sum accumulates in `T` itself (u8 and f16
+/// accumulate in a wider type: no row). Integer sums add as unsigned, so that they wrap like the built-in
+/// one rather than overflow signed (undefined in C++).
+fn user_sum_of<T: Sample>() -> Option<lookback::Result<UserScanOp<T, T>>> {
+    let (expr, zero) = match T::DTYPE {
+        lookback::DType::I32 => ("(int32_t)((uint32_t)a + (uint32_t)b)", "0"),
+        lookback::DType::I64 => ("(int64_t)((uint64_t)a + (uint64_t)b)", "0"),
+        lookback::DType::F32 | lookback::DType::F64 => ("a + b", "0"),
+        _ => return None,
+    };
+    // The host closure is never called: the row is checked against the built-in sum's host result.
+    // SAFETY: a pure expression of a and b.
+    Some(unsafe { UserScanOp::new(expr, zero, |a: T, _: T| a, T::ZERO) })
 }
 
 macro_rules! int_sample {
     ($($t:ty),*) => {$(
         impl Sample for $t {
             const ZERO: Self = 0;
+            fn user_sum() -> Option<lookback::Result<UserScanOp<Self, Self>>> {
+                user_sum_of::<Self>()
+            }
             fn sample(bits: u64) -> Self {
                 // 0..1000 (u8 wraps to 0..255): sums of i32 wrap the same way on both sides.
                 (bits % 1000) as $t
@@ -142,6 +177,9 @@ macro_rules! float_sample {
     ($($t:ty: $from:expr);*) => {$(
         impl Sample for $t {
             const ZERO: Self = <$t>::from_bits(0);
+            fn user_sum() -> Option<lookback::Result<UserScanOp<Self, Self>>> {
+                user_sum_of::<Self>()
+            }
             fn sample(bits: u64) -> Self {
                 // Multiples of 1/8 in [-0.5, 0.5] with mean 0: every partial sum stays a small dyadic
                 // rational, so sums are exact in any order (and a 2^30 random walk stays inside f16).
@@ -234,13 +272,14 @@ impl<T: Sample> Buffers<T> {
 }
 
 /// One timed call of `algo` from `input` into `output` (in-place scans use `output` only). `device_n`
-/// holds the item count on the device, for the `_devsize` row.
+/// holds the item count on the device, for the `_devsize` row; `user` the user sum, for the `_user` row.
 fn call<T: Sample>(
     ws: &mut Workspace,
     algo: Algo,
     input: &CudaSlice<T>,
     output: &mut CudaSlice<T>,
     device_n: &CudaSlice<u64>,
+    user: Option<&UserScanOp<T, T>>,
 ) -> lookback::Result<()> {
     match algo {
         Algo::InclusiveSum => ws.inclusive_scan_into(input, output, ScanOp::Sum),
@@ -252,6 +291,11 @@ fn call<T: Sample>(
         Algo::ExclusiveSumDet => {
             common::deterministic(ws, |ws| ws.exclusive_scan_into(input, output, T::ZERO, ScanOp::Sum))
         }
+        Algo::InclusiveSumUser => match user {
+            Some(op) => ws.inclusive_scan_user_into(input, output, op),
+            None => Err(lookback::Error::InvalidSource { reason: "the user sum row needs its operator" }),
+        },
+        Algo::AffineUser => Err(lookback::Error::InvalidSource { reason: "affine_user has its own buffers" }),
     }
 }
 
@@ -341,6 +385,10 @@ impl Bench {
         let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.inputs, &mut bufs.outputs, report)?;
         let mut measured = Measured::default();
         for &spec in specs {
+            // affine_user has buffers of its own (run_type); the user sum exists for some types only.
+            if spec.algo == Algo::AffineUser || (spec.algo == Algo::InclusiveSumUser && T::user_sum().is_none()) {
+                continue;
+            }
             let row = self.run_row(spec, log2n, &mut bufs, memcpy_gbps)?;
             if spec.backoff.is_none() {
                 let versus = measured.versus(spec.algo.base());
@@ -371,10 +419,20 @@ impl Bench {
     ) -> BoxResult<Row> {
         let algo = spec.algo;
         let device_n = self.stream().clone_htod(&[bufs.host.len() as u64])?;
+        let user = match algo {
+            Algo::InclusiveSumUser => {
+                let op = T::user_sum().ok_or("no user sum for this type")??;
+                // The compile (or the cache lookup) of the operator's kernels, before anything is timed.
+                print_compile("inclusive_sum_user", T::NAME, log2n, &op.compile(&self.stream())?);
+                Some(op)
+            }
+            _ => None,
+        };
         self.ws.set_backoff(spec.backoff);
         let ws = &mut self.ws;
-        let timed =
-            time_row(&mut self.timer, algo, bufs, |input, output| Ok(call(ws, algo, input, output, &device_n)?));
+        let timed = time_row(&mut self.timer, algo, bufs, |input, output| {
+            Ok(call(ws, algo, input, output, &device_n, user.as_ref())?)
+        });
         self.ws.set_backoff(None);
         let us = timed?;
         checked_row(&self.timer, spec.label(self.engine), algo, log2n, bufs, us, memcpy_gbps)
@@ -399,8 +457,13 @@ impl Bench {
             Algo::InclusiveSum | Algo::InclusiveSumInPlace => fns.inclusive_sum,
             Algo::ExclusiveSum => fns.exclusive_sum,
             Algo::InclusiveMax => fns.inclusive_max,
-            // CUB 3.0.1 has no deterministic scan (CUB 3.5 added one for float sums).
-            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet | Algo::ExclusiveSumDet => return None,
+            // CUB 3.0.1 has no deterministic scan (CUB 3.5 added one for float sums). The user rows are
+            // compared with the built-in row, which has its CUB line.
+            Algo::InclusiveSumDevSize
+            | Algo::InclusiveSumDet
+            | Algo::ExclusiveSumDet
+            | Algo::InclusiveSumUser
+            | Algo::AffineUser => return None,
         };
         let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
         Some(runner.and_then(|mut runner| {
@@ -422,10 +485,105 @@ impl Bench {
             ElemType::U8 => self.run_size::<u8>(log2n, specs, report),
             ElemType::I64 => self.run_size::<i64>(log2n, specs, report),
             ElemType::F16 => self.run_size::<f16>(log2n, specs, report),
-            ElemType::F32 => self.run_size::<f32>(log2n, specs, report),
+            ElemType::F32 => {
+                self.run_size::<f32>(log2n, specs, report)?;
+                if specs.iter().any(|s| s.algo == Algo::AffineUser) {
+                    self.run_affine(log2n, report)?;
+                }
+                Ok(())
+            }
             ElemType::F64 => self.run_size::<f64>(log2n, specs, report),
         }
     }
+}
+
+impl Bench {
+    /// The `affine_user` row: h[t] = a[t]·h[t-1] + b[t] (h[-1] = 0) as a scan of {a, b} f32 pairs under
+    /// affine composition, storing h. Checked against a sequential f64 loop: every a is in [0.5, 1) and
+    /// every b in [-1, 1), so |h| < 2 and the f32 scan stays within 1e-4 of it (the errors of earlier
+    /// steps shrink by the product of the a's).
+    fn run_affine(&mut self, log2n: u32, report: &mut Report) -> BoxResult<()> {
+        let stream = self.stream();
+        let n = 1usize << log2n;
+        let mut rng = XorShift(0xAFF1_4E00 ^ u64::from(log2n) | 1);
+        let unit = |bits: u64| (bits >> 40) as f32 / (1u64 << 24) as f32;
+        let host: Vec<Affine> =
+            (0..n).map(|_| Affine { a: 0.5 + 0.5 * unit(rng.next()), b: 2.0 * unit(rng.next()) - 1.0 }).collect();
+        let bytes = n * size_of::<Affine>();
+        let copies = copies_for(bytes, bytes + n * 4);
+        let inputs = (0..copies).map(|_| stream.clone_htod(&host)).collect::<Result<Vec<_>, _>>()?;
+        let mut outputs = alloc_copies::<f32>(&stream, n, copies)?;
+        // memcpy of the input's bytes (8 per item), rotated over as many copies as the row's.
+        let memcpy_gbps = {
+            let (from, mut to) =
+                (alloc_copies::<f32>(&stream, 2 * n, copies)?, alloc_copies::<f32>(&stream, 2 * n, copies)?);
+            self.memcpy.gbps(&mut self.timer, log2n, &from, &mut to, report)?
+        };
+        let op = affine_op()?;
+        print_compile("affine_user", "f32", log2n, &op.compile(&stream)?);
+        for out in &mut outputs {
+            poison(&stream, out)?;
+        }
+        let ws = &mut self.ws;
+        let us = self.timer.median_us(|step| {
+            if let Step::Run(i) = step {
+                ws.inclusive_scan_user_into(&inputs[i % copies], &mut outputs[i % copies], &op)?;
+            }
+            Ok(())
+        })?;
+        let got = stream.clone_dtoh(&outputs[self.timer.last_buffer(copies)])?;
+        let mut h = 0.0f64;
+        for (i, (step, &g)) in host.iter().zip(&got).enumerate() {
+            h = f64::from(step.a) * h + f64::from(step.b);
+            if (f64::from(g) - h).abs() > 1e-4 || g.is_nan() {
+                return Err(format!("CHECK FAILED affine_user f32 n={n}: item {i} is {g}, the loop says {h}").into());
+            }
+        }
+        let label = common::engine_label(Algo::AffineUser.name(), self.engine);
+        let row = Row { label, ty: "f32", log2n, copies, median_us: us, gbps: gbps(12 * n, us), memcpy_gbps };
+        #[cfg(feature = "cub-baseline")]
+        report.push_with_cub(row, None)?;
+        #[cfg(not(feature = "cub-baseline"))]
+        report.push(row)?;
+        Ok(())
+    }
+}
+
+/// One step of the affine recurrence: h ↦ a·h + b.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Affine {
+    a: f32,
+    b: f32,
+}
+// SAFETY: #[repr(C)] of two f32 with no padding: every bit pattern is a valid value.
+unsafe impl lookback::cudarc::driver::DeviceRepr for Affine {}
+// SAFETY: the CUDA declaration has the same fields in the same order (8 bytes, 4-byte aligned).
+unsafe impl DeviceType for Affine {
+    const CUDA_NAME: &'static str = "Affine";
+    const CUDA_DECL: &'static str = "struct Affine { float a; float b; };";
+}
+
+/// Steps composed in order (x first, then y): h ↦ y.a·(x.a·h + x.b) + y.b. The scan stores the b of each
+/// prefix: h[t] for h[-1] = 0.
+fn affine_op() -> lookback::Result<UserScanOp<Affine, Affine, f32>> {
+    let compose = |x: Affine, y: Affine| Affine { a: x.a * y.a, b: y.a * x.b + y.b };
+    // SAFETY: pure expressions of a and b.
+    unsafe {
+        UserScanOp::new("Affine{a.a * b.a, b.a * a.b + b.b}", "Affine{1.0f, 0.0f}", compose, Affine { a: 1.0, b: 0.0 })?
+            .with_store("a.b", |s: Affine| s.b)
+    }
+}
+
+/// The compile (or cache lookup) of a user row's kernels.
+fn print_compile(row: &str, ty: &str, log2n: u32, r: &CompileReport) {
+    println!(
+        "compile {row} {ty} n=2^{log2n}: {:?} in {:.1} ms ({}, {} bytes)",
+        r.hit,
+        r.seconds * 1e3,
+        r.arch,
+        r.cubin_bytes
+    );
 }
 
 /// The rows to time for each element type: the chosen algorithms with default back-off, plus the

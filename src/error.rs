@@ -180,6 +180,44 @@ pub enum Error {
          or install the CUDA toolkit"
     )]
     CudaHeadersNotFound,
+    /// A type of user code ([`crate::rtc::DeviceType`]) whose CUDA declaration has another size or
+    /// alignment than the Rust type. The CUDA values are `None` where they agree with Rust's (or, for a
+    /// size, exceed 64 bytes).
+    #[error(
+        "the CUDA type {type_name} does not match its Rust type: Rust has size {rust_size} and alignment          {rust_align}, CUDA {}",
+        describe_layout(*cuda_size, *cuda_align)
+    )]
+    LayoutMismatch {
+        /// The CUDA name of the type.
+        type_name: String,
+        /// `size_of` the Rust type.
+        rust_size: usize,
+        /// `align_of` the Rust type.
+        rust_align: usize,
+        /// `sizeof` the CUDA type, where it differs.
+        cuda_size: Option<usize>,
+        /// `alignof` the CUDA type, where it differs.
+        cuda_align: Option<usize>,
+    },
+    /// A type of user code whose size the engine does not handle in that role (input and output items:
+    /// 1, 2, 4, 8 or 16 bytes, the larger at most 8 times the smaller; accumulators: 1, 2, 4 or 8 bytes).
+    #[error("{role} type {type_name} has {bytes} bytes; supported: {allowed}")]
+    UnsupportedSize {
+        /// `input`, `accumulator` or `output`.
+        role: &'static str,
+        /// The CUDA name of the type.
+        type_name: &'static str,
+        /// Its size.
+        bytes: usize,
+        /// The sizes the role allows.
+        allowed: &'static str,
+    },
+}
+
+fn describe_layout(size: Option<usize>, align: Option<usize>) -> String {
+    let size = size.map_or("size as Rust's (or over 64)".to_string(), |s| format!("size {s}"));
+    let align = align.map_or("alignment as Rust's".to_string(), |a| format!("alignment {a}"));
+    format!("{size} and {align}")
 }
 
 /// `Ok` if `actual` (the length of argument `what`) equals `expected`, else [`Error::LengthMismatch`].

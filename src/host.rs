@@ -169,11 +169,13 @@ pub fn partition_if_reversed<T: Element>(input: &[T], pred: &impl Predicate<T>) 
 }
 
 mod runs;
+mod user_scan;
 pub(crate) use runs::check_reduce_op;
 pub use runs::{
     exclusive_scan_by_key, inclusive_scan_by_key, non_trivial_runs, reduce_by_key, run_end_encode, run_length_encode,
     unique_by_key,
 };
+pub use user_scan::{exclusive_scan_user, inclusive_scan_user};
 
 /// Three-way partition: the items for which `first` holds, the others for which `second` holds, and the
 /// rest — each in input order.

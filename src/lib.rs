@@ -100,6 +100,7 @@ pub mod rtc;
 mod runs;
 mod scan;
 mod select;
+mod user_scan;
 
 pub use by_key::{exclusive_scan_by_key, inclusive_scan_by_key, reduce_by_key, unique_by_key};
 pub use device::{default_stream, driver_available};
@@ -122,10 +123,11 @@ pub use select::{
     select_if_in_place, select_if_into, unique, unique_in_place, unique_into,
 };
 
-/// Re-export of the cudarc version this crate is built against, so callers name the same types.
 pub use cudarc;
 /// Re-export of `half`, whose `f16` and `bf16` are element types.
 pub use half;
+/// Re-export of the cudarc version this crate is built against, so callers name the same types.
+pub use user_scan::{exclusive_scan_user, exclusive_scan_user_into, inclusive_scan_user, inclusive_scan_user_into};
 
 #[doc(hidden)]
 pub mod __private {
@@ -228,6 +230,10 @@ pub mod __private {
     pub fn pipe_runs_tile_items(key_bytes: usize, value_bytes: usize) -> usize {
         crate::plan::pipe_runs_tile_items(key_bytes, value_bytes)
     }
+    /// Items per tile of the classic scan with user code of `input_bytes` items into `output_bytes` items.
+    pub fn user_scan_tile_items(input_bytes: usize, output_bytes: usize) -> usize {
+        crate::plan::user_scan_tuning(input_bytes, output_bytes).tile_items(input_bytes)
+    }
     /// Items per tile of the persistent scan (sm_90+) of an element type of `bytes` bytes.
     pub fn pipe_scan_tile_items(bytes: usize) -> usize {
         crate::kernels::pipe_tuning(crate::kernels::Algo::Scan).map_or(0, |p| p.tile_bytes() / bytes)
@@ -238,7 +244,7 @@ pub mod __private {
         pub use crate::kernels::{Algo, Kernel, PipeTuning, Tuning};
         pub use crate::plan::{
             Buffers, Call, Elem, Grid, Launch, Plan, Primitive, Shape, encode_small_grid_items, grid, plan,
-            small_grid_tiles,
+            small_grid_tiles, user_scan_tuning,
         };
         pub use crate::runs::RunsMode;
         pub use crate::select::Mode;

@@ -14,6 +14,7 @@
 //! | primitive | classic agent: tuning row (`cuda/core/tuning.cuh`) | persistent row | [`Engine::Auto`] takes it |
 //! |---|---|---|---|
 //! | scans | `scan` | `scan` | from the row's `min_tiles` |
+//! | scans with user code | `scan`, tile from [`user_scan_tuning`] | `scan` | from `min_tiles` of input |
 //! | `select_if`, `unique`, `count_if` | `select` | `select` | from `min_tiles` |
 //! | the partitions' three layouts | `select` | `partition` | from `min_tiles` |
 //! | `select_flagged` | `select` | `flagged` (4- and 8-byte items) | from `min_tiles` |
@@ -57,6 +58,16 @@ pub enum Primitive {
         op: ScanOp,
         /// The element type.
         ty: Elem,
+    },
+    /// An inclusive or exclusive scan with a user operator ([`crate::rtc::UserScanOp`]): its kernels,
+    /// compiled at run time from the built-in scans' agents, and its item sizes.
+    UserScan {
+        /// The kernels compiled for the operator.
+        kernels: crate::rtc::ScanKernels,
+        /// Bytes of an input item.
+        input_bytes: usize,
+        /// Bytes of an output item.
+        output_bytes: usize,
     },
     /// One launch of the selection kernels (`select_raw`): compaction, count, mask or a partition as
     /// `mode` says, by a predicate or uniqueness, or by a flag column (`flagged`).
@@ -211,6 +222,11 @@ fn classic(call: &Call) -> Result<Launch> {
             let kernel = kernels::scan_kernel(op.kind(), ty.dtype).ok_or_else(|| unsupported(op, ty))?;
             tiled(kernel, Algo::Scan, ty.bytes)
         }
+        Primitive::UserScan { kernels, input_bytes, output_bytes } => {
+            let tuning = user_scan_tuning(input_bytes, output_bytes);
+            let tiles = call.n.div_ceil(tuning.tile_items(input_bytes));
+            Launch { kernel: kernels.classic, row: Algo::Scan, shape: Shape::Classic(tuning), tiles }
+        }
         Primitive::Select { ty, .. } => tiled(kernels::select_kernel(ty.dtype), Algo::Select, ty.bytes),
         Primitive::Partition3 { ty } => tiled(kernels::partition3_kernel(ty.dtype), Algo::Select, ty.bytes),
         Primitive::Encode { mode, key_bytes } => {
@@ -261,6 +277,13 @@ fn persistent(call: &Call) -> Option<Launch> {
             let bytes = n.saturating_mul(ty.bytes);
             let kernel = kernels::pipe_scan_kernel(op.kind(), ty.dtype);
             (Algo::Scan, kernels::pipe_tuning(Algo::Scan), kernel, bytes, Some(bytes), [b.input, b.output, 0])
+        }
+        // Tiles of input bytes, as the built-in scans; the output is stored in whole spans of a lane's
+        // items, so it must be aligned too.
+        Primitive::UserScan { kernels, input_bytes, .. } => {
+            let bytes = n.saturating_mul(input_bytes);
+            let pipe = kernels::pipe_tuning(Algo::Scan);
+            (Algo::Scan, pipe, Some(kernels.persistent), bytes, Some(bytes), [b.input, b.output, 0])
         }
         // The persistent engine covers every layout by predicate or uniqueness, and compaction by flags of
         // 4- and 8-byte items (the flags a side stream of its tiles; for 1- and 2-byte items they would not
@@ -328,6 +351,19 @@ fn persistent(call: &Call) -> Option<Launch> {
         return None;
     }
     Some(Launch { kernel, row, shape: Shape::Persistent(pipe), tiles })
+}
+
+/// The classic tile of a scan with user code whose input and output items have `input_bytes` and
+/// `output_bytes` (1, 2, 4, 8 or 16, the larger at most 8 times the smaller), as a tuning row whose
+/// `chunks_per_thread` counts 16-byte chunks of *input*, so that `tile_items(input_bytes)` is the tile's
+/// items. The rule is `ScanShape` of `cuda/core/scan_policy.cuh`: the scan row of the larger size (the
+/// 8-byte row for 16) gives the block and a thread's chunks of the larger type, raised to at least one
+/// whole chunk of the smaller. Equal sizes of at most 8 bytes give the built-in scans' row itself.
+pub fn user_scan_tuning(input_bytes: usize, output_bytes: usize) -> Tuning {
+    let (big, small) = (input_bytes.max(output_bytes), input_bytes.min(output_bytes));
+    let row = kernels::tuning(Algo::Scan, big.min(8));
+    let items_per_thread = (row.chunks_per_thread as usize * 16 / big).max(16 / small);
+    Tuning { chunks_per_thread: (items_per_thread * input_bytes / 16) as u32, ..row }
 }
 
 /// Bytes of the persistent run-based kernels' tiled data: a slot holds `TILE_ITEMS` keys and values, an

@@ -430,7 +430,7 @@ fn unaligned_buffers_take_the_classic_kernels() {
     let needs = |primitive: Primitive| -> [bool; 4] {
         // [input, output, values, flags]
         match primitive {
-            Primitive::Scan { .. } => [true, true, false, false],
+            Primitive::Scan { .. } | Primitive::UserScan { .. } => [true, true, false, false],
             Primitive::Select { flagged, .. } => [true, false, false, flagged],
             Primitive::Encode { .. } => [true, false, false, false],
             Primitive::ReduceByKey { .. } | Primitive::UniqueByKey { .. } => [true, false, true, false],
@@ -481,4 +481,20 @@ fn grids_of_persistent_launches() {
     // More tiles than a u32 counts: the classic launch (whose grid then refuses the call).
     let huge = call(scan(ScanOp::Sum, Elem::of::<u8>()), usize::MAX / 2, Engine::Persistent);
     assert_eq!(planned(&huge).persistent, None);
+}
+
+#[test]
+fn user_scans_take_the_scan_rows_with_their_own_tile() {
+    let kernels = lookback::rtc::ScanKernels {
+        classic: lookback::__private::plan::Kernel { name: "lookback_rtc_scan", image: 1 << 30 },
+        persistent: lookback::__private::plan::Kernel { name: "lookback_rtc_pipe_scan", image: 1 << 30 },
+    };
+    // u8 flags into u64 offsets: tiles of the classic agent counted in input items.
+    let primitive = Primitive::UserScan { kernels, input_bytes: 1, output_bytes: 8 };
+    let tile = lookback::__private::user_scan_tile_items(1, 8);
+    let p = planned(&call(primitive, 10 * tile + 1, Engine::Classic));
+    assert_eq!((p.classic.kernel, p.classic.tiles, p.persistent), (kernels.classic, 11, None));
+    // The persistent kernel where the built-in scan of the same input bytes takes it.
+    let p = planned(&call(primitive, 1 << 30, Engine::Auto));
+    assert_eq!(p.persistent.map(|l| l.kernel), Some(kernels.persistent));
 }

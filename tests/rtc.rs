@@ -3,30 +3,14 @@
 //! closure, on both engines, at sizes around tile boundaries and at random sizes.
 mod common;
 
-use common::{GUARD, Pattern, TestElement, gpu, same, upload_poisoned, values_for_mask};
+use common::{GUARD, Pattern, TestElement, gpu, nvrtc, same, upload_poisoned, values_for_mask};
 use lookback::cudarc::driver::{CudaSlice, CudaStream};
 use lookback::half::{bf16, f16};
 use lookback::rtc::{CacheHit, UserPred};
 use lookback::{Engine, Error, Pred, Predicate, Workspace, host};
 use proptest::prelude::*;
 use std::io::Write;
-use std::sync::{Arc, Once};
-
-/// Whether NVRTC is here; else one visible skip line (a failure under `LOOKBACK_REQUIRE_GPU=1`, where
-/// the GPU machine must have it).
-fn nvrtc() -> bool {
-    if lookback::rtc::nvrtc_available() {
-        return true;
-    }
-    if std::env::var("LOOKBACK_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-        panic!("LOOKBACK_REQUIRE_GPU=1 but NVRTC could not be loaded");
-    }
-    static NOTE: Once = Once::new();
-    NOTE.call_once(|| {
-        let _ = writeln!(std::io::stderr(), "SKIPPED run-time compile tests: NVRTC could not be loaded");
-    });
-    false
-}
+use std::sync::Arc;
 
 /// Whether user code over `T` can compile here: f16/bf16 need the CUDA headers.
 fn compiles_here<T: TestElement>() -> bool {

@@ -6,13 +6,13 @@
 using namespace lookback;
 
 #if __CUDA_ARCH__ >= 900
-#define LOOKBACK_PIPE_SCAN_BODY(OPTYPE, CTYPE) PipeScanAgent<CTYPE, OPTYPE>::run(p);
+#define LOOKBACK_PIPE_SCAN_BODY(OPTYPE, CTYPE) PipeScanAgent<BuiltinScan<CTYPE, OPTYPE>>::run(p);
 #else
 #define LOOKBACK_PIPE_SCAN_BODY(OPTYPE, CTYPE) __trap();
 #endif
 
 #define LOOKBACK_PIPE_SCAN_KERNEL(OP, OPTYPE, NAME, CTYPE)                                                \
-    extern "C" __global__ void __launch_bounds__(PipeScanAgent<CTYPE, OPTYPE>::THREADS, 1)                \
+    extern "C" __global__ void __launch_bounds__(PipeScanAgent<BuiltinScan<CTYPE, OPTYPE>>::THREADS, 1)                \
         lookback_pipe_scan_##OP##_##NAME(const __grid_constant__ ScanParams p) {                           \
         LOOKBACK_PIPE_SCAN_BODY(OPTYPE, CTYPE)                                                             \
     }

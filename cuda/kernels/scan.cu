@@ -5,9 +5,9 @@
 using namespace lookback;
 
 #define LOOKBACK_SCAN_KERNEL(OP, OPTYPE, NAME, CTYPE)                                                     \
-    extern "C" __global__ void __launch_bounds__(ScanAgent<CTYPE, OPTYPE>::BLOCK_THREADS)                 \
+    extern "C" __global__ void __launch_bounds__(ScanAgent<BuiltinScan<CTYPE, OPTYPE>>::BLOCK_THREADS)                 \
         lookback_scan_##OP##_##NAME(ScanParams p) {                                                        \
-        ScanAgent<CTYPE, OPTYPE>::run(p);                                                                  \
+        ScanAgent<BuiltinScan<CTYPE, OPTYPE>>::run(p);                                                                  \
     }
 
 #define LOOKBACK_SCAN_ALL(NAME, CTYPE, CLASS) LOOKBACK_FOR_EACH_OP(LOOKBACK_SCAN_KERNEL, NAME, CTYPE, CLASS)

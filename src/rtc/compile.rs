@@ -118,26 +118,29 @@ fn cache_key(program: &str, options: &[String], (major, minor): (i32, i32)) -> S
 
 /// The typed error of a failed compile: NVRTC's log, and the user's first line it complains about.
 fn compile_error(program: &str, log: String) -> Error {
-    let user = user_code(program);
-    let user_lines: Vec<&str> = user.lines().collect();
-    // NVRTC writes `user-code(3): error: ...` for line 3 of the user's code.
-    let prefix = format!("{USER_FILE}(");
+    // NVRTC writes `user-code(3): error: ...` for line 3 of the user's code; a program with several
+    // parts of user code names each part's file (`#line 1 "user-load"`).
     let line = log.lines().find_map(|l| {
-        let rest = l.strip_prefix(&prefix)?;
+        let (file, rest) = l.split_once('(')?;
+        // Only the user's parts: the generated lines around them have files of their own.
+        if !file.starts_with(USER_FILE) {
+            return None;
+        }
         let (number, _) = rest.split_once(')')?;
         let n: usize = number.parse().ok()?;
-        Some((n, user_lines.get(n.checked_sub(1)?)?.to_string()))
+        let user = user_code(program, file)?;
+        Some((n, user.lines().nth(n.checked_sub(1)?)?.to_string()))
     });
     Error::Compile { log, line }
 }
 
-/// The user's code inside a generated program: the lines after `#line 1 "user-code"` up to the next
-/// `#line`.
-fn user_code(program: &str) -> String {
-    let marker = format!("#line 1 \"{USER_FILE}\"");
-    let Some((_, after)) = program.split_once(&marker) else { return String::new() };
+/// The user's code of file `file` inside a generated program: the lines after `#line 1 "<file>"` up to
+/// the next `#line`; `None` when the program has no such part.
+fn user_code<'a>(program: &'a str, file: &str) -> Option<&'a str> {
+    let marker = format!("#line 1 \"{file}\"");
+    let (_, after) = program.split_once(&marker)?;
     let after = after.strip_prefix('\n').unwrap_or(after);
-    after.split("\n#line ").next().unwrap_or("").to_string()
+    after.split("\n#line ").next()
 }
 
 #[cfg(test)]

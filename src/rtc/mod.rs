@@ -1,4 +1,15 @@
-//! User code on the GPU: predicates written in CUDA C++, compiled at run time into the crate's own kernels.
+//! User code on the GPU: predicates, scan operators and element types written in CUDA C++, compiled at run
+//! time into the crate's own kernels.
+//!
+//! [`UserScanOp`] takes an associative combine over `a` and `b` (it need not commute), its identity, and
+//! optional conversions on load (`x` of the input type to the accumulator: `u8` flags into `u64` counts)
+//! and on store (the accumulator to the output type), with Rust closures for the host. The `_user` scans
+//! ([`Workspace::inclusive_scan_user_into`](crate::Workspace::inclusive_scan_user_into),
+//! [`inclusive_scan_user`](crate::inclusive_scan_user), …) take it on both engines; the types are
+//! [`DeviceType`]s: the element types, or your `#[repr(C)]` structs with their CUDA declaration. Items
+//! may have 1, 2, 4, 8 or 16 bytes (the larger of input and output at most 8 times the smaller),
+//! accumulators 1, 2, 4 or 8 bytes; anything else is [`Error::UnsupportedSize`](crate::Error::UnsupportedSize)
+//! before any compile. Scans by key, reduce_by_key and user equalities do not take user code yet.
 //!
 //! [`UserPred`] takes a CUDA C++ expression (or function body) over the item `x`, and a Rust closure that
 //! says the same on the host. The selection primitives take it wherever they take a [`Pred`](crate::Pred)
@@ -29,8 +40,8 @@
 //! else the toolkit's `include` folder.
 //!
 //! # What user code may do
-//! See [`UserPred`]'s safety section: a pure function of `x`, which returns, without block- or
-//! warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
+//! See [`UserPred`]'s and [`UserScanOp`]'s safety sections: pure functions of their arguments, which
+//! return, without block- or warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
 //! constants; it sees the crate's headers (namespace `lookback`) but should not rely on them.
 use crate::error::Result;
 use crate::kernels::{DType, Kernel};
@@ -40,14 +51,18 @@ use std::sync::Arc;
 mod cache;
 mod code;
 mod compile;
+mod device_type;
 mod headers;
 mod nvrtc;
 mod pred;
+mod scan_op;
 
 pub use cache::CacheHit;
 pub use compile::CompileReport;
+pub use device_type::DeviceType;
 pub use nvrtc::nvrtc_available;
 pub use pred::UserPred;
+pub use scan_op::UserScanOp;
 
 pub(crate) use cache::cubin;
 pub(crate) use code::UserCode;
@@ -90,6 +105,42 @@ fn select_program(code: &UserCode) -> String {
 pub(crate) fn select_for_arch(code: &UserCode, arch: &str) -> Result<CompileReport> {
     Ok(compile::compile_for(arch, &select_program(code), code.half())?.report)
 }
+/// The scan kernels compiled for a user operator (`cuda/rtc/scan.cuh`), by engine.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScanKernels {
+    /// The classic agent.
+    pub classic: Kernel,
+    /// The persistent engine's scan (sm_90+).
+    pub persistent: Kernel,
+}
+
+/// The scan kernels for `code` on the GPU of `ctx`, and how they were obtained.
+pub(crate) fn scan_kernels(ctx: &Arc<CudaContext>, code: &scan_op::ScanCode) -> Result<(ScanKernels, CompileReport)> {
+    code.check_sizes()?;
+    let compiled = compile::compile(ctx, &code.program(), code.half()).map_err(|e| code.map_error(e))?;
+    let kernels = ScanKernels {
+        classic: Kernel::runtime("lookback_rtc_scan", compiled.image),
+        persistent: Kernel::runtime("lookback_rtc_pipe_scan", compiled.image),
+    };
+    Ok((kernels, compiled.report))
+}
+
+/// The scan kernels for `code`, compiled for architecture `arch` (`sm_90`) without a GPU.
+pub(crate) fn scan_for_arch(code: &scan_op::ScanCode, arch: &str) -> Result<CompileReport> {
+    code.check_sizes()?;
+    Ok(compile::compile_for(arch, &code.program(), code.half()).map_err(|e| code.map_error(e))?.report)
+}
+
+/// `Ok` for an architecture named like `sm_90`.
+pub(crate) fn check_arch(arch: &str) -> Result<()> {
+    let digits = arch.strip_prefix("sm_").unwrap_or("");
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(crate::error::Error::InvalidSource { reason: "the architecture must be named like sm_90" });
+    }
+    Ok(())
+}
+
 /// The three-way partition's kernel when either predicate (or both) is user code (`None`: that part is
 /// a built-in `Pred`, whose program the launch carries).
 pub(crate) fn partition3_kernel(

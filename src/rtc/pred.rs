@@ -173,10 +173,7 @@ impl<T: Element> UserPred<T> {
     /// # Ok(()) }
     /// ```
     pub fn compile_for_arch(&self, arch: &str) -> Result<super::CompileReport> {
-        let digits = arch.strip_prefix("sm_").unwrap_or("");
-        if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(Error::InvalidSource { reason: "the architecture must be named like sm_90" });
-        }
+        super::check_arch(arch)?;
         super::select_for_arch(&self.code, arch)
     }
 
@@ -210,7 +207,7 @@ impl<T: Element> sealed::Sealed<T> for UserPred<T> {
     }
 }
 
-fn check_source(code: &str) -> Result<()> {
+pub(super) fn check_source(code: &str) -> Result<()> {
     if code.trim().is_empty() {
         return Err(Error::InvalidSource { reason: "the code is empty" });
     }

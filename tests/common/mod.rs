@@ -240,3 +240,20 @@ pub fn same<T: TestElement>(got: &[T], want: &[T], what: &str) {
         panic!("{what}: item {i}: got {:?}, want {:?}", got[i], want[i]);
     }
 }
+
+/// Whether NVRTC is here; else one visible skip line (a failure under `LOOKBACK_REQUIRE_GPU=1`, where
+/// the GPU machine must have it).
+pub fn nvrtc() -> bool {
+    if lookback::rtc::nvrtc_available() {
+        return true;
+    }
+    if std::env::var("LOOKBACK_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+        panic!("LOOKBACK_REQUIRE_GPU=1 but NVRTC could not be loaded");
+    }
+    static NOTE: Once = Once::new();
+    NOTE.call_once(|| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED run-time compile tests: NVRTC could not be loaded");
+    });
+    false
+}

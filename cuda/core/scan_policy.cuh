@@ -1,0 +1,54 @@
+// What a scan scans: the policy that the scan agents (classic/scan.cuh, persistent/scan_work.cuh) take.
+//
+// A policy provides the input item type In, the accumulator type A, the output item type Out, and
+//   Op                     the combine as an operator type (apply, identity<A>()), which the look-back,
+//                          warp and block scans take as it is;
+//   load(In) -> A          what an item contributes (a transform on load: u8 flags → u64 counts);
+//   store(A) -> Out        what a scanned value writes;
+//   seed(raw) -> A         an exclusive scan's initial value, from the bits in ScanParams::seed;
+//   pad() -> In            what fills a partial tile past its items;
+//   COMMUTATIVE            whether the agents may fold items out of tile order (the classic agent reduces
+//                          a tile as it arrives, striped; the persistent one reduces lane-major);
+//   PAD_IS_IDENTITY        whether load(pad()) is the identity, so padding may be combined like items;
+//                          else the agents skip it by index (the tile's `valid`).
+// The built-in scans are BuiltinScan<T, Op>: In = Out = T, A = Acc<T>::type; user scans compiled at run
+// time are rtc/scan.cuh's UserScan.
+#pragma once
+#include "ops.cuh"
+#include "tuning.cuh"
+#include "types.cuh"
+
+namespace lookback {
+
+template <class T, class Op_> struct BuiltinScan {
+    using In = T;
+    using Out = T;
+    using A = typename Acc<T>::type;
+    using Op = Op_;
+    static constexpr bool COMMUTATIVE = true;  // every built-in operator commutes
+    static constexpr bool PAD_IS_IDENTITY = true;
+    static __device__ __forceinline__ A load(In x) { return Acc<T>::load(x); }
+    static __device__ __forceinline__ Out store(A a) { return Acc<T>::store(a); }
+    // The host passes the initial value as an element of T (f16 → f32 here).
+    static __device__ __forceinline__ A seed(uint64_t raw) { return load_seed<T>(raw); }
+    static __device__ __forceinline__ In pad() { return Acc<T>::store(Op::template identity<A>()); }
+};
+
+// The classic agent's tile shape for input and output items of IN and OUT bytes (1, 2, 4, 8 or 16; the
+// larger at most 8 times the smaller). The scan tuning row of the larger size (8-byte row for 16) gives
+// the block and the chunks per thread of the larger type; a thread then owns at least one whole chunk of
+// the smaller type, so both sides move in whole 16-byte chunks. Equal sizes of at most 8 bytes give the
+// row itself: the built-in scans' shapes. src/rtc/scan_shape.rs computes the same numbers for the host.
+template <int IN, int OUT> struct ScanShape {
+    static constexpr int BIG = IN > OUT ? IN : OUT;
+    static constexpr int SMALL = IN > OUT ? OUT : IN;
+    using Row = typename Tuning<Algo::scan, (BIG < 8 ? BIG : 8)>::Shape;
+    static constexpr int BLOCK_THREADS = Row::BLOCK_THREADS;
+    static constexpr int ROW_ITEMS = Row::CHUNKS_PER_THREAD * 16 / BIG;
+    static constexpr int ITEMS_PER_THREAD = ROW_ITEMS > 16 / SMALL ? ROW_ITEMS : 16 / SMALL;
+    static constexpr int IN_CHUNKS = ITEMS_PER_THREAD * IN / 16;
+    static constexpr int OUT_CHUNKS = ITEMS_PER_THREAD * OUT / 16;
+    static_assert(BIG <= 16 && BIG <= 8 * SMALL, "item sizes up to 16 bytes, differing by at most 8 times");
+};
+
+}  // namespace lookback
