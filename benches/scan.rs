@@ -399,8 +399,10 @@ impl Bench {
             Algo::InclusiveSum | Algo::InclusiveSumInPlace => fns.inclusive_sum,
             Algo::ExclusiveSum => fns.exclusive_sum,
             Algo::InclusiveMax => fns.inclusive_max,
-            // CUB 3.0.1 has no deterministic scan (CUB 3.5 added one for float sums).
-            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet | Algo::ExclusiveSumDet => return None,
+            // CUB's run-to-run deterministic float sums (CUB 3.5.0 on; none in 3.0.1).
+            Algo::InclusiveSumDet => fns.deterministic(false)?,
+            Algo::ExclusiveSumDet => fns.deterministic(true)?,
+            Algo::InclusiveSumDevSize => return None,
         };
         let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
         Some(runner.and_then(|mut runner| {
