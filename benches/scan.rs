@@ -346,6 +346,13 @@ impl Bench {
                 let versus = measured.versus(spec.algo.base());
                 measured.record(spec.algo, &row);
                 if versus.is_some() {
+                    // CUB's counterpart of a paired row, where it has one: the deterministic sums.
+                    #[cfg(feature = "cub-baseline")]
+                    {
+                        let cub = self.run_cub_row(spec, log2n, &mut bufs, memcpy_gbps);
+                        report.push_versus_with_cub(row, versus, cub)?;
+                    }
+                    #[cfg(not(feature = "cub-baseline"))]
                     report.push_versus(row, versus)?;
                     continue;
                 }
