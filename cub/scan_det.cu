@@ -1,6 +1,6 @@
 // CUB's run-to-run deterministic sums, the counterparts of benches/scan.rs's inclusive_sum_det and
 // exclusive_sum_det rows (conventions: shim.cuh). CUB has them from 3.5.0 on: DeviceScan's environment
-// overloads under `cuda::execution::require(determinism::run_to_run)` take a fixed-order look-back for
+// overloads under `cuda::execution::require(determinism::run_to_run)` combine tiles in a fixed order for
 // floating-point `plus`. With an older CUB every entry point here answers cudaErrorNotSupported and
 // lookback_cub_deterministic_scan() says 0, so that the shim builds against every CUB the benches use
 // and the bench leaves those rows without a CUB line.
