@@ -13,7 +13,8 @@
 //!    `kernels` feature off, `LOOKBACK_NO_NVCC` or `DOCS_RS` set: `build/opt_out.rs`); then GPU entry
 //!    points return `Error::KernelsNotBuilt`. When nvcc fails, the build fails with its command and stderr.
 //! 4. With the `cub-baseline` feature (benchmarks only), also compiles the CUB shim in `cub/` and links it
-//!    with the static CUDA runtime (`build/cub_shim.rs`); there nvcc is required.
+//!    with the static CUDA runtime (`build/cub_shim.rs`); there nvcc is required. `LOOKBACK_CUB_INCLUDE`
+//!    builds it against another CUB than the toolkit's.
 //! 5. Writes the doc examples of `src/` as tests for `tests/doc_examples.rs` (`build/doc_examples.rs`).
 use std::env;
 use std::fmt::Write as _;

@@ -394,6 +394,13 @@ impl Bench {
                 let versus = measured.versus(spec.algo.base());
                 measured.record(spec.algo, &row);
                 if versus.is_some() {
+                    // CUB's counterpart of a paired row, where it has one: the deterministic sums.
+                    #[cfg(feature = "cub-baseline")]
+                    {
+                        let cub = self.run_cub_row(spec, log2n, &mut bufs, memcpy_gbps);
+                        report.push_versus_with_cub(row, versus, cub)?;
+                    }
+                    #[cfg(not(feature = "cub-baseline"))]
                     report.push_versus(row, versus)?;
                     continue;
                 }
@@ -457,13 +464,11 @@ impl Bench {
             Algo::InclusiveSum | Algo::InclusiveSumInPlace => fns.inclusive_sum,
             Algo::ExclusiveSum => fns.exclusive_sum,
             Algo::InclusiveMax => fns.inclusive_max,
-            // CUB 3.0.1 has no deterministic scan (CUB 3.5 added one for float sums). The user rows are
-            // compared with the built-in row, which has its CUB line.
-            Algo::InclusiveSumDevSize
-            | Algo::InclusiveSumDet
-            | Algo::ExclusiveSumDet
-            | Algo::InclusiveSumUser
-            | Algo::AffineUser => return None,
+            // CUB's run-to-run deterministic float sums (CUB 3.5.0 on; none in 3.0.1).
+            Algo::InclusiveSumDet => fns.deterministic(false)?,
+            Algo::ExclusiveSumDet => fns.deterministic(true)?,
+            // The user rows are compared with the built-in row, which has its CUB line.
+            Algo::InclusiveSumDevSize | Algo::InclusiveSumUser | Algo::AffineUser => return None,
         };
         let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
         Some(runner.and_then(|mut runner| {

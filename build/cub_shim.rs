@@ -3,6 +3,10 @@
 //! the static CUDA runtime, so a bench binary needs nothing beyond the driver's libcuda (and the C++
 //! runtime). Only `benches/common/cub.rs` calls it.
 //!
+//! CUB comes from the nvcc's own headers unless `LOOKBACK_CUB_INCLUDE` names another CCCL include
+//! directory (one with `cub/`, `cuda/`, `thrust/` and `nv/`, as `scripts/fetch-cub.sh` unpacks), so the
+//! baseline can be a newer CUB than the pinned toolkit's.
+//!
 //! Kept out of `cuda/`: the kernel cache keys on every file there, and the shim is no part of the engine.
 use super::{NVCC_HINT, rerun_for_dir, run_nvcc, sass_flags};
 use std::fs;
@@ -11,11 +15,15 @@ use std::process::Command;
 
 const SHIM_DIR: &str = "cub";
 const LIB_NAME: &str = "lookback_cub_shim";
+/// A CCCL include directory whose CUB the shim is built against instead of the toolkit's.
+const INCLUDE_VAR: &str = "LOOKBACK_CUB_INCLUDE";
 
 /// Builds and links the shim; fails the build, saying why, when it cannot.
 pub(crate) fn build(nvcc: Option<&Path>, out_dir: &Path) {
     let dir = Path::new(SHIM_DIR);
     rerun_for_dir(dir);
+    println!("cargo:rerun-if-env-changed={INCLUDE_VAR}");
+    let chosen = chosen_include();
     let Some(nvcc) = nvcc else {
         panic!(
             "lookback build: the cub-baseline feature compiles a CUB shim and needs nvcc with the CUB headers \
@@ -24,12 +32,27 @@ pub(crate) fn build(nvcc: Option<&Path>, out_dir: &Path) {
     };
     // <root>/bin/nvcc, in a CUDA toolkit as in the PyPI wheel.
     let root = nvcc.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
-    let objects = compile(nvcc, root, &sources(dir), out_dir).unwrap_or_else(|e| panic!("{e}"));
+    let objects = compile(nvcc, root, chosen.as_deref(), &sources(dir), out_dir).unwrap_or_else(|e| panic!("{e}"));
     let lib = out_dir.join(format!("lib{LIB_NAME}.a"));
     let mut archive = Command::new(nvcc);
     archive.arg("-lib").arg("-o").arg(&lib).args(&objects);
     run_nvcc(archive).unwrap_or_else(|e| panic!("{e}"));
     link(root, out_dir);
+}
+
+/// `LOOKBACK_CUB_INCLUDE` when set and not empty; fails the build when it holds no CUB, rather than
+/// silently measuring the toolkit's.
+fn chosen_include() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os(INCLUDE_VAR).filter(|v| !v.is_empty())?);
+    let version = dir.join("cub").join("version.cuh");
+    assert!(
+        version.is_file(),
+        "lookback build: {INCLUDE_VAR}={} has no cub/version.cuh; it must name a CCCL include directory \
+         (cub/, cuda/, thrust/, nv/), e.g. the one scripts/fetch-cub.sh prints",
+        dir.display()
+    );
+    println!("cargo:rerun-if-changed={}", version.display());
+    Some(dir)
 }
 
 fn sources(dir: &Path) -> Vec<PathBuf> {
@@ -42,10 +65,19 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Compiles every source to an object in `out_dir`, all at once (a handful of files, under a minute
-/// each); the errors of every failed file, joined.
-fn compile(nvcc: &Path, root: &Path, sources: &[PathBuf], out_dir: &Path) -> Result<Vec<PathBuf>, String> {
+/// each), against the CUB in `chosen` if given; the errors of every failed file, joined.
+fn compile(
+    nvcc: &Path,
+    root: &Path,
+    chosen: Option<&Path>,
+    sources: &[PathBuf],
+    out_dir: &Path,
+) -> Result<Vec<PathBuf>, String> {
     // The pip wheel nvidia-cuda-cccl puts CUB under include/cccl; a toolkit's nvcc finds it by itself.
     let cccl = root.join("include").join("cccl");
+    // `-I` directories are searched in order and before nvcc's own (`-isystem`) ones: the chosen CUB
+    // comes first, so every CCCL header (cuda_fp16.h's <nv/target> too) is taken from it.
+    let includes: Vec<&Path> = chosen.into_iter().chain(cccl.is_dir().then_some(cccl.as_path())).collect();
     let objects: Vec<PathBuf> = sources
         .iter()
         .map(|s| out_dir.join(format!("cub_{}.o", s.file_stem().unwrap_or_default().to_string_lossy())))
@@ -58,8 +90,8 @@ fn compile(nvcc: &Path, root: &Path, sources: &[PathBuf], out_dir: &Path) -> Res
                 let mut cmd = Command::new(nvcc);
                 // -fPIC: the archive ends up in position-independent Rust executables.
                 cmd.args(["-c", "-O3", "-std=c++17", "-Xcompiler", "-fPIC"]).args(sass_flags());
-                if cccl.is_dir() {
-                    cmd.arg("-I").arg(&cccl);
+                for dir in &includes {
+                    cmd.arg("-I").arg(dir);
                 }
                 cmd.arg("-o").arg(obj).arg(src);
                 scope.spawn(move || run_nvcc(cmd))

@@ -7,11 +7,21 @@
 #
 #   scripts/bundle-cub.sh [gpu-bundle options]          # from anywhere; e.g. --cub --no-examples
 #
+# CUB is the pinned toolkit's (3.0.1) unless LOOKBACK_CUB_INCLUDE names another CCCL include directory,
+# which build/cub_shim.rs then compiles the shim against; the benches print the CUB they carry. The newest:
+#
+#   LOOKBACK_CUB_INCLUDE=$(scripts/fetch-cub.sh) scripts/bundle-cub.sh [gpu-bundle options]
+#
 # The arrow and doc_examples test binaries are built with `--features arrow` (they test more with it).
 #
 # The CUDA runtime is linked statically: the benches need only the driver (libcuda, loaded at run time)
 # and the C++ runtime; the script fails if one links libcudart dynamically.
 set -euo pipefail
+# build.rs runs in the crate root, but a relative LOOKBACK_CUB_INCLUDE is meant from where this was called.
+if [ -n "${LOOKBACK_CUB_INCLUDE:-}" ]; then
+  LOOKBACK_CUB_INCLUDE=$(cd "$LOOKBACK_CUB_INCLUDE" && pwd)
+  export LOOKBACK_CUB_INCLUDE
+fi
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 gpu_bundle=${GPU_BUNDLE:-../shared/tools/gpu-bundle}
 # As gpu-bundle does: only the H200's architecture unless set, so the binaries stay small enough to carry.
@@ -46,6 +56,11 @@ for line in open(sys.argv[1]):
   echo "bundle-cub: $out/bin/test-$(basename "$exe") built with --features arrow"
 done
 
+if [ -n "${LOOKBACK_CUB_INCLUDE:-}" ]; then
+  echo "bundle-cub: CUB from LOOKBACK_CUB_INCLUDE=$LOOKBACK_CUB_INCLUDE"
+else
+  echo "bundle-cub: CUB from the toolkit's headers (LOOKBACK_CUB_INCLUDE unset)"
+fi
 json=$out/bench-cub.json
 if ! cargo bench --features cub-baseline --no-run --bench scan --bench select --bench runs \
     --message-format=json >"$json" 2>"$out/bench-cub.log"; then

@@ -116,6 +116,7 @@ pub type ExclusiveScanByKeyFn = unsafe extern "C" fn(
 
 unsafe extern "C" {
     fn lookback_cub_version() -> c_int;
+    fn lookback_cub_deterministic_scan() -> c_int;
     fn lookback_cub_error_string(code: c_int) -> *const c_char;
 }
 
@@ -143,20 +144,47 @@ macro_rules! algo {
     }};
 }
 
-/// The scans of one element type (`cub/scan.cu`).
+/// The scans of one element type (`cub/scan.cu`, and `cub/scan_det.cu` for the deterministic sums).
 #[derive(Clone, Copy)]
 pub struct ScanFns {
     pub inclusive_sum: Algo<ScanFn>,
     pub exclusive_sum: Algo<ScanFn>,
     pub inclusive_max: Algo<ScanFn>,
+    /// The run-to-run deterministic sums, for the float types the shim exports them for; whether the CUB
+    /// built in runs them is only known at run time: [`ScanFns::deterministic`].
+    inclusive_sum_det: Option<Algo<ScanFn>>,
+    exclusive_sum_det: Option<Algo<ScanFn>>,
+}
+
+impl ScanFns {
+    /// CUB's run-to-run deterministic inclusive (or exclusive) sum of this type, where it has one: CUB
+    /// 3.5.0 on, float types.
+    pub fn deterministic(&self, exclusive: bool) -> Option<Algo<ScanFn>> {
+        // SAFETY: `int lookback_cub_deterministic_scan(void)` returns a constant.
+        let built = unsafe { lookback_cub_deterministic_scan() } != 0;
+        let algo = if exclusive { self.exclusive_sum_det } else { self.inclusive_sum_det };
+        algo.filter(|_| built)
+    }
 }
 
 macro_rules! scan_fns {
     ($ty:literal) => {
+        scan_fns!($ty, None, None)
+    };
+    ($ty:literal, det) => {
+        scan_fns!(
+            $ty,
+            Some(algo!("inclusive_sum_det", $ty, ScanFn, (input: In, output: Out))),
+            Some(algo!("exclusive_sum_det", $ty, ScanFn, (input: In, output: Out)))
+        )
+    };
+    ($ty:literal, $inclusive_det:expr, $exclusive_det:expr) => {
         Some(ScanFns {
             inclusive_sum: algo!("inclusive_sum", $ty, ScanFn, (input: In, output: Out)),
             exclusive_sum: algo!("exclusive_sum", $ty, ScanFn, (input: In, output: Out)),
             inclusive_max: algo!("inclusive_max", $ty, ScanFn, (input: In, output: Out)),
+            inclusive_sum_det: $inclusive_det,
+            exclusive_sum_det: $exclusive_det,
         })
     };
 }
@@ -241,7 +269,8 @@ pub trait Element {
     const RUNS: Option<RunsFns>;
 }
 
-/// The type lists of `cub/scan.cu`, `cub/select.cu` and `cub/runs.cu`.
+/// The type lists of `cub/scan.cu`, `cub/select.cu` and `cub/runs.cu` (`scan det`: also those of
+/// `cub/scan_det.cu`).
 macro_rules! element {
     ($($t:ty: $name:literal, scan $scan:tt, select $select:tt, runs $runs:tt;)*) => {$(
         impl Element for $t {
@@ -251,6 +280,7 @@ macro_rules! element {
         }
     )*};
     (@ yes $fns:ident $name:literal) => { $fns!($name) };
+    (@ det $fns:ident $name:literal) => { $fns!($name, det) };
     (@ no $fns:ident $name:literal) => { None };
 }
 element! {
@@ -258,8 +288,8 @@ element! {
     u8: "u8", scan yes, select yes, runs yes;
     i64: "i64", scan yes, select yes, runs no;
     f16: "f16", scan yes, select yes, runs yes;
-    f32: "f32", scan yes, select yes, runs yes;
-    f64: "f64", scan yes, select no, runs yes;
+    f32: "f32", scan det, select yes, runs yes;
+    f64: "f64", scan det, select no, runs yes;
     // Run lengths in benches/runs.rs: never a key type.
     u32: "u32", scan no, select no, runs no;
 }

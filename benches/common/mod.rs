@@ -619,6 +619,11 @@ fn line(row: &Row) -> String {
     )
 }
 
+/// A paired row's printed line: `line`, then its base's median and its time over it.
+fn versus_line(row: &Row, v: &Versus) -> String {
+    format!("{}  (copies {})  vs {}: {:.1} us, t/base {:.3}", line(row), row.copies, v.base, v.base_us, v.ratio(row))
+}
+
 /// The row a paired row is compared with, measured just before it in the same process: a `_devsize`
 /// row's host-size row, or the eager chain with a sync after each stage (benches/README.md).
 #[derive(Clone, Debug)]
@@ -724,14 +729,7 @@ impl Report {
     /// over it end the printed line and the CSV line.
     pub fn push_versus(&mut self, row: Row, versus: Option<Versus>) -> BoxResult<()> {
         let Some(v) = versus else { return self.push(row) };
-        println!(
-            "{}  (copies {})  vs {}: {:.1} us, t/base {:.3}",
-            line(&row),
-            row.copies,
-            v.base,
-            v.base_us,
-            v.ratio(&row)
-        );
+        println!("{}", versus_line(&row, &v));
         self.write_csv(&row, CSV_NO_VS_CUB, Some(&v))?;
         self.rows.push((row, Some(v)));
         Ok(())
@@ -742,20 +740,34 @@ impl Report {
     /// dropped: CUB is only the baseline, and the lookback row stands.
     #[cfg(feature = "cub-baseline")]
     pub fn push_with_cub(&mut self, row: Row, cub: Option<BoxResult<Row>>) -> BoxResult<()> {
+        self.push_versus_with_cub(row, None, cub)
+    }
+
+    /// `push_with_cub` for a paired row (`versus`: as in `push_versus`); CUB's row has no base.
+    #[cfg(feature = "cub-baseline")]
+    pub fn push_versus_with_cub(
+        &mut self,
+        row: Row,
+        versus: Option<Versus>,
+        cub: Option<BoxResult<Row>>,
+    ) -> BoxResult<()> {
         match cub {
-            None => self.push(row),
+            None => self.push_versus(row, versus),
             Some(Ok(c)) => {
                 let ratio = c.median_us / row.median_us;
-                println!("{}  (copies {})", line(&row), row.copies);
-                self.write_csv(&row, &format!(",{ratio:.4}"), None)?;
+                match &versus {
+                    Some(v) => println!("{}", versus_line(&row, v)),
+                    None => println!("{}  (copies {})", line(&row), row.copies),
+                }
+                self.write_csv(&row, &format!(",{ratio:.4}"), versus.as_ref())?;
                 println!("{}  lookback/cub {ratio:.3}", line(&c));
                 self.write_csv(&c, CSV_NO_VS_CUB, None)?;
-                self.rows.push((row, None));
+                self.rows.push((row, versus));
                 self.rows.push((c, None));
                 Ok(())
             }
             Some(Err(e)) => {
-                self.push(row)?;
+                self.push_versus(row, versus)?;
                 let what = if e.is::<CheckFailed>() { "CUB CHECK FAILED" } else { "CUB FAILED" };
                 println!("{what}: {e}");
                 Ok(())
