@@ -627,6 +627,18 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         "pipe_scan",
         image_of("pipe_scan"),
     );
+    // arg_min and arg_max: the scan agents in reduce mode over (item, index) pairs, both in one fatbin
+    // per engine.
+    for (dir, engine, doc, file) in [
+        ("min", "", "The arg_min kernel of a type (the scan agent in reduce mode).", "arg"),
+        ("max", "", "The arg_max kernel of a type (the scan agent in reduce mode).", "arg"),
+        ("min", "pipe_", "The persistent (sm_90+) arg_min kernel of a type.", "pipe_arg"),
+        ("max", "pipe_", "The persistent (sm_90+) arg_max kernel of a type.", "pipe_arg"),
+    ] {
+        let fn_name = format!("{engine}arg_{dir}_kernel");
+        let prefix = format!("{engine}arg_{dir}");
+        type_table(&mut g, &mut names, types, &fn_name, doc, &prefix, image_of(file));
+    }
     type_table(
         &mut g,
         &mut names,

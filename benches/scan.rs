@@ -32,7 +32,9 @@ usage: cargo bench --bench scan -- [OPTIONS]
                             as a run-time compiled user operator, lookback::rtc::UserScanOp; i32, i64,
                             f32, f64; after inclusive_sum, which it brings in) and affine_user (the
                             affine recurrence h[t] = a[t]*h[t-1] + b[t]: 8-byte {a, b} f32 pairs in,
-                            f32 out, 12 bytes per item; with f32 only)
+                            f32 out, 12 bytes per item; with f32 only), reduce_sum and arg_min (the
+                            reductions: the input read once, one value written; GB/s counts the
+                            bytes read)
   --backoff FIRST:POLL,...  also time inclusive_sum on i32 with each look-back back-off (ns),
                             labelled inclusive_sum@FIRST:POLL
   --engine E                auto (default), classic or persistent (sm_90+): the scan kernel structure;
@@ -55,13 +57,16 @@ enum Algo {
     ExclusiveSumDet,
     InclusiveSumUser,
     AffineUser,
+    ReduceSum,
+    ArgMin,
 }
 
 impl Algo {
     /// The default rows, in an order where rows checked against the same host result are adjacent.
     const DEFAULT: [Algo; 4] = [Algo::InclusiveSum, Algo::InclusiveSumInPlace, Algo::ExclusiveSum, Algo::InclusiveMax];
-    /// Every row `--algos` takes: the default ones and the opt-in `_devsize`, `_det` and `_user` rows.
-    const ALL: [Algo; 9] = [
+    /// Every row `--algos` takes: the default ones, the opt-in `_devsize`, `_det` and `_user` rows, and
+    /// the reductions.
+    const ALL: [Algo; 11] = [
         Algo::InclusiveSum,
         Algo::InclusiveSumInPlace,
         Algo::ExclusiveSum,
@@ -71,6 +76,8 @@ impl Algo {
         Algo::ExclusiveSumDet,
         Algo::InclusiveSumUser,
         Algo::AffineUser,
+        Algo::ReduceSum,
+        Algo::ArgMin,
     ];
 
     fn name(self) -> &'static str {
@@ -84,6 +91,8 @@ impl Algo {
             Algo::ExclusiveSumDet => "exclusive_sum_det",
             Algo::InclusiveSumUser => "inclusive_sum_user",
             Algo::AffineUser => "affine_user",
+            Algo::ReduceSum => "reduce_sum",
+            Algo::ArgMin => "arg_min",
         }
     }
 
@@ -113,7 +122,9 @@ impl Algo {
             | Algo::InclusiveSumDevSize
             | Algo::InclusiveSumDet
             | Algo::InclusiveSumUser
-            | Algo::AffineUser => Reference::InclusiveSum,
+            | Algo::AffineUser
+            | Algo::ReduceSum
+            | Algo::ArgMin => Reference::InclusiveSum,
             Algo::ExclusiveSum | Algo::ExclusiveSumDet => Reference::ExclusiveSum,
             Algo::InclusiveMax => Reference::InclusiveMax,
         }
@@ -295,7 +306,9 @@ fn call<T: Sample>(
             Some(op) => ws.inclusive_scan_user_into(input, output, op),
             None => Err(lookback::Error::InvalidSource { reason: "the user sum row needs its operator" }),
         },
-        Algo::AffineUser => Err(lookback::Error::InvalidSource { reason: "affine_user has its own buffers" }),
+        Algo::AffineUser | Algo::ReduceSum | Algo::ArgMin => {
+            Err(lookback::Error::InvalidSource { reason: "the affine and reduction rows have their own outputs" })
+        }
     }
 }
 
@@ -389,6 +402,10 @@ impl Bench {
             if spec.algo == Algo::AffineUser || (spec.algo == Algo::InclusiveSumUser && T::user_sum().is_none()) {
                 continue;
             }
+            if matches!(spec.algo, Algo::ReduceSum | Algo::ArgMin) {
+                self.run_reduce(spec.algo, log2n, &bufs, memcpy_gbps, report)?;
+                continue;
+            }
             let row = self.run_row(spec, log2n, &mut bufs, memcpy_gbps)?;
             if spec.backoff.is_none() {
                 let versus = measured.versus(spec.algo.base());
@@ -467,8 +484,11 @@ impl Bench {
             // CUB's run-to-run deterministic float sums (CUB 3.5.0 on; none in 3.0.1).
             Algo::InclusiveSumDet => fns.deterministic(false)?,
             Algo::ExclusiveSumDet => fns.deterministic(true)?,
-            // The user rows are compared with the built-in row, which has its CUB line.
-            Algo::InclusiveSumDevSize | Algo::InclusiveSumUser | Algo::AffineUser => return None,
+            // The user rows are compared with the built-in row, which has its CUB line; the reductions
+            // time CUB in run_reduce.
+            Algo::InclusiveSumDevSize | Algo::InclusiveSumUser | Algo::AffineUser | Algo::ReduceSum | Algo::ArgMin => {
+                return None;
+            }
         };
         let runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len());
         Some(runner.and_then(|mut runner| {
@@ -551,6 +571,108 @@ impl Bench {
         #[cfg(not(feature = "cub-baseline"))]
         report.push(row)?;
         Ok(())
+    }
+}
+
+impl Bench {
+    /// A reduction row (`reduce_sum`, `arg_min`): every run reads the next input copy and writes one
+    /// result; the last result is checked against the host exactly (the samples sum exactly in any
+    /// order; arg_min's many ties must go to the first index). GB/s counts the bytes read. CUB's
+    /// counterpart follows on the same inputs.
+    fn run_reduce<T: Sample>(
+        &mut self,
+        algo: Algo,
+        log2n: u32,
+        bufs: &Buffers<T>,
+        memcpy_gbps: f64,
+        report: &mut Report,
+    ) -> BoxResult<()> {
+        let label = common::engine_label(algo.name(), self.engine);
+        let us = self.time_reduction(algo, &label, bufs, |ws, input, sum, arg| match algo {
+            Algo::ArgMin => ws.arg_min_into(input, arg),
+            _ => ws.reduce_into(input, sum, ScanOp::Sum),
+        })?;
+        let k = bufs.copies();
+        let row =
+            Row { label, ty: T::NAME, log2n, copies: k, median_us: us, gbps: gbps(bufs.bytes(), us), memcpy_gbps };
+        #[cfg(feature = "cub-baseline")]
+        {
+            let cub = T::SCAN.map(|fns| {
+                let f = if algo == Algo::ArgMin { fns.arg_min } else { fns.reduce_sum };
+                let mut runner = common::cub::Runner::new(f, &self.stream(), bufs.host.len())?;
+                let label = format!("cub:{}", algo.name());
+                let us = self.time_reduction(algo, &label, bufs, |_, input, sum, arg| {
+                    if algo == Algo::ArgMin { runner.reduce(input, arg) } else { runner.reduce(input, sum) }
+                })?;
+                Ok(Row {
+                    label,
+                    ty: T::NAME,
+                    log2n,
+                    copies: k,
+                    median_us: us,
+                    gbps: gbps(bufs.bytes(), us),
+                    memcpy_gbps,
+                })
+            });
+            report.push_with_cub(row, cub)?;
+        }
+        #[cfg(not(feature = "cub-baseline"))]
+        report.push(row)?;
+        Ok(())
+    }
+
+    /// Times `call(ws, input, sum_out, arg_out)` over the input copies, each into its own poisoned
+    /// one-item outputs (one untimed call first), and checks the last run's result.
+    fn time_reduction<T: Sample, E: Into<Box<dyn std::error::Error>>>(
+        &mut self,
+        algo: Algo,
+        label: &str,
+        bufs: &Buffers<T>,
+        mut call: impl FnMut(
+            &mut Workspace,
+            &CudaSlice<T>,
+            &mut CudaSlice<T>,
+            &mut CudaSlice<lookback::ArgItem<T>>,
+        ) -> Result<(), E>,
+    ) -> BoxResult<f64> {
+        let stream = self.stream();
+        let k = bufs.copies();
+        let mut sums = alloc_copies::<T>(&stream, 1, k)?;
+        for out in &mut sums {
+            poison(&stream, out)?;
+        }
+        let poisoned = lookback::ArgItem { index: u64::MAX - 1, value: T::ZERO };
+        let mut args = (0..k).map(|_| stream.clone_htod(&[poisoned])).collect::<Result<Vec<_>, _>>()?;
+        let ws = &mut self.ws;
+        call(ws, &bufs.inputs[0], &mut sums[0], &mut args[0]).map_err(Into::into)?;
+        stream.synchronize()?;
+        let us = self.timer.median_us(|step| {
+            if let Step::Run(i) = step {
+                call(ws, &bufs.inputs[i % k], &mut sums[i % k], &mut args[i % k]).map_err(Into::into)?;
+            }
+            Ok(())
+        })?;
+        let last = self.timer.last_buffer(k);
+        let (got, want) = if algo == Algo::ArgMin {
+            let got = stream.clone_dtoh(&args[last])?[0];
+            (
+                format!("{:?}", (got.index, got.value)),
+                format!("{:?}", host::arg_min(&bufs.host).map(|(i, v)| (i as u64, v))),
+            )
+        } else {
+            (
+                format!("{:?}", stream.clone_dtoh(&sums[last])?[0]),
+                format!("{:?}", host::reduce(&bufs.host, ScanOp::Sum)?),
+            )
+        };
+        // arg_min's result as Some((index, value)) on the device side too.
+        let got = if algo == Algo::ArgMin { format!("Some({got})") } else { got };
+        if got != want {
+            return Err(
+                format!("CHECK FAILED {label} {} n={}: got {got}, want {want}", T::NAME, bufs.host.len()).into()
+            );
+        }
+        Ok(us)
     }
 }
 

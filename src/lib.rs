@@ -8,6 +8,7 @@
 //! | concept | what it is |
 //! |---|---|
 //! | [`inclusive_scan`], [`exclusive_scan`] (+ `_into`, `_in_place`) | scans with [`ScanOp`] |
+//! | [`reduce`], [`arg_min`], [`arg_max`], [`reduce_user`] (+ `Workspace::*_into`) | one-pass reductions on the same engine: the total, or the index and value of the least or greatest item ([`ArgItem`]) |
 //! | [`select_if`], [`select_flagged`], [`unique`] (+ `_into`, `_in_place`) | order-preserving compaction |
 //! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask (multi-column selection) |
 //! | [`partition_if`], `Workspace::partition_if_{reversed,stable,split}_into` | partitions in three layouts |
@@ -25,7 +26,8 @@
 //!
 //! Every call runs on the stream of its input buffer, is one kernel launch (the stable one-buffer
 //! partition: two), and does not block the host unless its docs say so: one-shot and in-place selections
-//! read their count back. An empty input launches nothing (a selection writes a zero count).
+//! read their count back. An empty input launches nothing (a selection writes a zero count), except a
+//! reduction, whose one block writes the identity.
 //!
 //! ## Guarantees
 //! * Selected items keep their input order; in-place selection is safe because a tile writes only after
@@ -96,6 +98,7 @@ mod partition;
 mod partition3;
 mod plan;
 mod pred;
+mod reduce;
 pub mod rtc;
 mod runs;
 mod scan;
@@ -113,6 +116,7 @@ pub use op::ScanOp;
 pub use partition::{Partitioned, partition_if};
 pub use partition3::{ThreeWay, partition_three_way};
 pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred, Predicate};
+pub use reduce::{ArgItem, arg_max, arg_min, reduce, reduce_user};
 pub use runs::{RunLength, Runs};
 pub use scan::{
     exclusive_scan, exclusive_scan_in_place, exclusive_scan_into, inclusive_scan, inclusive_scan_in_place,

@@ -15,6 +15,7 @@
 //! |---|---|---|---|
 //! | scans | `scan` | `scan` | from the row's `min_tiles` |
 //! | scans with user code | `scan`, tile from [`user_scan_tuning`] | `scan` | from `min_tiles` of input |
+//! | the reductions (`reduce`, `arg_min`, `arg_max`, user operators) | the scan's (agent in reduce mode) | `scan` | as the scan |
 //! | `select_if`, `unique`, `count_if` | `select` | `select` | from `min_tiles` |
 //! | the partitions' three layouts | `select` | `partition` | from `min_tiles` |
 //! | `select_flagged` | `select` | `flagged` (4- and 8-byte items) | from `min_tiles` |
@@ -67,6 +68,29 @@ pub enum Primitive {
         /// Bytes of an input item.
         input_bytes: usize,
         /// Bytes of an output item.
+        output_bytes: usize,
+    },
+    /// A reduction with a built-in operator: a scan kernel in reduce mode, which writes one value.
+    Reduce {
+        /// The operator.
+        op: ScanOp,
+        /// The element type.
+        ty: Elem,
+    },
+    /// arg_min (`max` false) or arg_max: the scan agents in reduce mode over (item, index) pairs.
+    ArgReduce {
+        /// arg_max rather than arg_min.
+        max: bool,
+        /// The element type.
+        ty: Elem,
+    },
+    /// A reduction with a user operator: its scan kernels in reduce mode.
+    UserReduce {
+        /// The kernels compiled for the operator.
+        kernels: crate::rtc::ScanKernels,
+        /// Bytes of an input item.
+        input_bytes: usize,
+        /// Bytes of an output item (the agent's tile is the scan's).
         output_bytes: usize,
     },
     /// One launch of the selection kernels (`select_raw`): compaction, count, mask or a partition as
@@ -222,7 +246,16 @@ fn classic(call: &Call) -> Result<Launch> {
             let kernel = kernels::scan_kernel(op.kind(), ty.dtype).ok_or_else(|| unsupported(op, ty))?;
             tiled(kernel, Algo::Scan, ty.bytes)
         }
-        Primitive::UserScan { kernels, input_bytes, output_bytes } => {
+        Primitive::Reduce { op, ty } => {
+            let kernel = kernels::scan_kernel(op.kind(), ty.dtype).ok_or_else(|| unsupported(op, ty))?;
+            tiled(kernel, Algo::Scan, ty.bytes)
+        }
+        Primitive::ArgReduce { max, ty } => {
+            let kernel = if max { kernels::arg_max_kernel(ty.dtype) } else { kernels::arg_min_kernel(ty.dtype) };
+            tiled(kernel, Algo::Scan, ty.bytes)
+        }
+        Primitive::UserScan { kernels, input_bytes, output_bytes }
+        | Primitive::UserReduce { kernels, input_bytes, output_bytes } => {
             let tuning = user_scan_tuning(input_bytes, output_bytes);
             let tiles = call.n.div_ceil(tuning.tile_items(input_bytes));
             Launch { kernel: kernels.classic, row: Algo::Scan, shape: Shape::Classic(tuning), tiles }
@@ -284,6 +317,23 @@ fn persistent(call: &Call) -> Option<Launch> {
             let bytes = n.saturating_mul(input_bytes);
             let pipe = kernels::pipe_tuning(Algo::Scan);
             (Algo::Scan, pipe, Some(kernels.persistent), bytes, Some(bytes), [b.input, b.output, 0])
+        }
+        // The reductions read like the scans and write one value, anywhere: only the input is bulk-copied.
+        Primitive::Reduce { op, ty } => {
+            let bytes = n.saturating_mul(ty.bytes);
+            let kernel = kernels::pipe_scan_kernel(op.kind(), ty.dtype);
+            (Algo::Scan, kernels::pipe_tuning(Algo::Scan), kernel, bytes, Some(bytes), [b.input, 0, 0])
+        }
+        Primitive::ArgReduce { max, ty } => {
+            let bytes = n.saturating_mul(ty.bytes);
+            let kernel =
+                if max { kernels::pipe_arg_max_kernel(ty.dtype) } else { kernels::pipe_arg_min_kernel(ty.dtype) };
+            (Algo::Scan, kernels::pipe_tuning(Algo::Scan), Some(kernel), bytes, Some(bytes), [b.input, 0, 0])
+        }
+        Primitive::UserReduce { kernels, input_bytes, .. } => {
+            let bytes = n.saturating_mul(input_bytes);
+            let pipe = kernels::pipe_tuning(Algo::Scan);
+            (Algo::Scan, pipe, Some(kernels.persistent), bytes, Some(bytes), [b.input, 0, 0])
         }
         // The persistent engine covers every layout by predicate or uniqueness, and compaction by flags of
         // 4- and 8-byte items (the flags a side stream of its tiles; for 1- and 2-byte items they would not

@@ -178,7 +178,7 @@ impl Workspace {
             n: n as u64,
             seed: init.map_or(0, T::to_bits),
             exclusive: init.is_some() as u32,
-            _pad: 0,
+            reduce: 0,
             lb,
         })
     }

@@ -131,7 +131,7 @@ impl Workspace {
             n: n as u64,
             seed,
             exclusive: init.is_some() as u32,
-            _pad: 0,
+            reduce: 0,
             lb,
         })
     }

@@ -191,6 +191,45 @@ fn scans_replay_with_device_sizes() {
     }
 }
 
+/// Reductions sized on the device: the total and arg_min, each writing one item (the identity, or no
+/// index, for a count of 0) and nothing past it.
+#[test]
+fn reductions_replay_with_device_sizes() {
+    let _serial = serial();
+    let Some(stream) = capture_stream() else { return };
+    let tile = lookback::__private::scan_tile_items(4);
+    let capacity = 6 * tile + 5;
+    for engine in ENGINES {
+        let mut ws = workspace(&stream, engine, capacity);
+        let mut input = stream.alloc_zeros::<i32>(capacity).unwrap();
+        let mut total = stream.alloc_zeros::<i32>(2).unwrap();
+        let mut arg = stream.alloc_zeros::<lookback::ArgItem<i32>>(2).unwrap();
+        let mut count = stream.alloc_zeros::<u64>(1).unwrap();
+        let graph = capture(&stream, || {
+            ws.with_count(&count, |ws| {
+                ws.reduce_into(&input, &mut total, ScanOp::Sum)?;
+                ws.arg_min_into(&input, &mut arg)
+            })
+        });
+        let arg_poison = lookback::ArgItem { index: 3, value: POISON };
+        for (r, n) in sizes(capacity, tile, 12).into_iter().enumerate() {
+            // Few distinct values: arg_min's ties cross tiles.
+            let data: Vec<i32> = random_vec::<i32>(capacity, r as u64, 0.0).iter().map(|x| x % 7).collect();
+            stream.memcpy_htod(&data, &mut input).unwrap();
+            set_count(&stream, &mut count, n);
+            poison(&stream, &mut total, POISON);
+            poison(&stream, &mut arg, arg_poison);
+            graph.launch().unwrap();
+            let what = format!("{engine:?} replay {r} n={n}");
+            let want = host::reduce(&data[..n], ScanOp::Sum).unwrap();
+            check_prefix(&stream.clone_dtoh(&total).unwrap(), &[want], POISON, &what);
+            let got = stream.clone_dtoh(&arg).unwrap();
+            assert_eq!(got[0].get(), host::arg_min(&data[..n]), "{what}");
+            assert_eq!(got[1], arg_poison, "{what}: wrote past the result");
+        }
+    }
+}
+
 /// The selection family: compaction by predicate, flags and uniqueness (out of place and in place),
 /// counting and masks.
 #[test]

@@ -99,6 +99,8 @@ fn persistent_primitives() -> Vec<(Primitive, usize)> {
     let mut all = Vec::new();
     for ty in elems() {
         all.push((scan(ScanOp::Sum, ty), ty.bytes));
+        all.push((Primitive::Reduce { op: ScanOp::Min, ty }, ty.bytes));
+        all.push((Primitive::ArgReduce { max: true, ty }, ty.bytes));
         for mode in [Mode::Compact, Mode::Count, Mode::PartitionReverse, Mode::PartitionSplit, Mode::PartitionStable] {
             all.push((select(ty, mode), ty.bytes));
         }
@@ -141,6 +143,32 @@ fn scans_take_the_scan_kernels_and_rows() {
     }
     // No classic kernel, no plan (the callers reject the operator first).
     assert!(plan(&call(scan(ScanOp::BitAnd, Elem::of::<f32>()), 10, Engine::Auto)).is_err());
+}
+
+/// The reductions take the scan agents' tiles: the scan kernels themselves for built-in operators, the
+/// arg kernels for arg_min and arg_max, on both engines, with the scan's thresholds.
+#[test]
+fn reductions_take_the_scan_rows() {
+    for ty in elems() {
+        let t = ty.dtype.name();
+        for op in ScanOp::ALL.into_iter().filter(|op| op.supports(ty.dtype)) {
+            let (reduce, scan_plan) = (Primitive::Reduce { op, ty }, scan(op, ty));
+            for n in [1, 1 << 20, 1 << 28] {
+                let (r, s) = (planned(&call(reduce, n, Engine::Auto)), planned(&call(scan_plan, n, Engine::Auto)));
+                assert_eq!(r, s, "{op:?} {t} n={n}: a reduction plans as its scan");
+            }
+        }
+        for (max, dir) in [(false, "min"), (true, "max")] {
+            let p = planned(&call(Primitive::ArgReduce { max, ty }, 1 << 28, Engine::Auto));
+            assert_eq!((name(&p.classic), p.classic.row), (format!("lookback_arg_{dir}_{t}").as_str(), Algo::Scan));
+            let pipe = p.persistent.expect("2^28 items are above the scan row's min_tiles");
+            assert_eq!((name(&pipe), pipe.row), (format!("lookback_pipe_arg_{dir}_{t}").as_str(), Algo::Scan));
+            let scan_plan = planned(&call(scan(ScanOp::Min, ty), 1 << 28, Engine::Auto));
+            assert_eq!((p.classic.tiles, pipe.tiles), (scan_plan.classic.tiles, scan_plan.persistent.unwrap().tiles));
+            // Below the scan's threshold, the classic engine.
+            assert_eq!(planned(&call(Primitive::ArgReduce { max, ty }, 1000, Engine::Auto)).persistent, None);
+        }
+    }
 }
 
 #[test]
@@ -431,6 +459,10 @@ fn unaligned_buffers_take_the_classic_kernels() {
         // [input, output, values, flags]
         match primitive {
             Primitive::Scan { .. } | Primitive::UserScan { .. } => [true, true, false, false],
+            // A reduction writes one value, wherever it is.
+            Primitive::Reduce { .. } | Primitive::ArgReduce { .. } | Primitive::UserReduce { .. } => {
+                [true, false, false, false]
+            }
             Primitive::Select { flagged, .. } => [true, false, false, flagged],
             Primitive::Encode { .. } => [true, false, false, false],
             Primitive::ReduceByKey { .. } | Primitive::UniqueByKey { .. } => [true, false, true, false],

@@ -144,12 +144,17 @@ macro_rules! algo {
     }};
 }
 
-/// The scans of one element type (`cub/scan.cu`, and `cub/scan_det.cu` for the deterministic sums).
+/// The scans and reductions of one element type (`cub/scan.cu` and `cub/reduce.cu`, and `cub/scan_det.cu`
+/// for the deterministic sums).
 #[derive(Clone, Copy)]
 pub struct ScanFns {
     pub inclusive_sum: Algo<ScanFn>,
     pub exclusive_sum: Algo<ScanFn>,
     pub inclusive_max: Algo<ScanFn>,
+    /// DeviceReduce's sum (`cub/reduce.cu`): one T out.
+    pub reduce_sum: Algo<ScanFn>,
+    /// DeviceReduce::ArgMin: `lookback::ArgItem<T>`'s layout out.
+    pub arg_min: Algo<ScanFn>,
     /// The run-to-run deterministic sums, for the float types the shim exports them for; whether the CUB
     /// built in runs them is only known at run time: [`ScanFns::deterministic`].
     inclusive_sum_det: Option<Algo<ScanFn>>,
@@ -183,6 +188,8 @@ macro_rules! scan_fns {
             inclusive_sum: algo!("inclusive_sum", $ty, ScanFn, (input: In, output: Out)),
             exclusive_sum: algo!("exclusive_sum", $ty, ScanFn, (input: In, output: Out)),
             inclusive_max: algo!("inclusive_max", $ty, ScanFn, (input: In, output: Out)),
+            reduce_sum: algo!("reduce_sum", $ty, ScanFn, (input: In, output: Out)),
+            arg_min: algo!("arg_min", $ty, ScanFn, (input: In, output: Out)),
             inclusive_sum_det: $inclusive_det,
             exclusive_sum_det: $exclusive_det,
         })
@@ -357,6 +364,14 @@ impl<'a> Args<'a> {
         Ok(addr(p))
     }
 
+    /// A buffer of which the call writes one item (a reduction's result).
+    fn single<T>(&mut self, buf: &'a mut impl DevicePtrMut<T>, what: &str) -> BoxResult<Out> {
+        self.holds(buf.len(), 1, what)?;
+        let (p, guard) = buf.device_ptr_mut(self.stream);
+        self.guards.push(guard);
+        Ok(addr(p))
+    }
+
     /// The `u64` the call writes its count to.
     fn count(&mut self, buf: &'a mut impl DevicePtrMut<u64>) -> BoxResult<Out> {
         self.holds(buf.len(), 1, "count")?;
@@ -420,6 +435,17 @@ impl Runner<ScanFn> {
         let mut a = self.args(&stream);
         let (i, o) = (a.input(input, "input")?, a.output(output, "output")?);
         // SAFETY: `int <scan>(void*, size_t, const void* in, void* out, int64_t, cudaStream_t)`.
+        unsafe { self.call(|f, t, b, n, s| f(t, b, i, o, n, s)) }
+    }
+
+    /// Reduces `input` into `output[0]` (a reduction of the table: `reduce_sum`'s T, `arg_min`'s
+    /// 16-byte (index, value) pair).
+    pub fn reduce<T, R>(&mut self, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<R>) -> BoxResult<()> {
+        let stream = self.stream.clone();
+        let mut a = self.args(&stream);
+        let (i, o) = (a.input(input, "input")?, a.single(output, "output")?);
+        // SAFETY: `int <reduction>(void*, size_t, const void* in, void* out, int64_t, cudaStream_t)`, which
+        // writes one result of R's layout to `out`.
         unsafe { self.call(|f, t, b, n, s| f(t, b, i, o, n, s)) }
     }
 

@@ -16,6 +16,11 @@
 //
 // In place (`out == in`, same item size) is safe: a tile reads only its own items, all of them before
 // the first barrier, and writes only those same items, after it.
+//
+// A reduction (ScanParams::reduce, or a REDUCE_ONLY policy such as arg_min's) stops after the look-back:
+// every tile still publishes its aggregate and resolves its prefix (that chain is how the total reaches
+// the last tile), and the tile holding the last item writes seed ⊕ all items to out[0]. Its other warps
+// leave once the aggregate is known, so a reduction reads each item once and writes one value.
 #pragma once
 #include "../core/block_scan.cuh"
 #include "../core/lookback.cuh"
@@ -51,20 +56,18 @@ template <class P> struct ScanAgent {
     };
 
     // This thread's own consecutive items (tile order) reduced; past `valid`, padding is skipped unless it
-    // is the identity.
-    static __device__ __forceinline__ A reduce_own(uint4* tile, int valid) {
+    // is the identity. `start`: the tile's first item, for policies whose items carry their index.
+    static __device__ __forceinline__ A reduce_own(uint4* tile, uint64_t start, int valid) {
         A own = Op::template identity<A>();
 #pragma unroll
         for (int c = 0; c < Shape::IN_CHUNKS; ++c) {
             const typename IO::Chunk chunk = IO::own_chunk(tile, c);
 #pragma unroll
             for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) {
-                if constexpr (P::PAD_IS_IDENTITY) {
-                    own = Op::apply(own, P::load(chunk.items[e]));
-                } else {
-                    const int item = (int)threadIdx.x * IO::ITEMS_PER_THREAD + c * IO::ITEMS_PER_CHUNK + e;
-                    if (item < valid) own = Op::apply(own, P::load(chunk.items[e]));
-                }
+                const int item = (int)threadIdx.x * IO::ITEMS_PER_THREAD + c * IO::ITEMS_PER_CHUNK + e;
+                const A x = P::load_at(chunk.items[e], start + (uint64_t)item);
+                if constexpr (P::PAD_IS_IDENTITY) own = Op::apply(own, x);
+                else if (item < valid) own = Op::apply(own, x);
             }
         }
         return own;
@@ -76,14 +79,21 @@ template <class P> struct ScanAgent {
         if (threadIdx.x == 0) take_tile(s.ticket, lb, p.n, {p.in, p.n * sizeof(In), IO::TILE_ITEMS * sizeof(In)});
         __syncthreads();
         const BlockTile bt = block_tile(s.ticket, lb);
-        // Past the items, and an empty launch (a device count of 0): nothing to scan.
-        if (bt.idle(IO::TILE_ITEMS) || bt.n == 0) return;
+        // Past the items, and an empty launch (a device count of 0): nothing to scan. An empty reduction
+        // still has a result: the seed, or the identity.
+        if (bt.idle(IO::TILE_ITEMS) || bt.n == 0) {
+            if ((P::REDUCE_ONLY || p.reduce) && bt.n == 0 && bt.tile == 0 && threadIdx.x == 0)
+                write_total(p, p.exclusive ? P::seed(p.seed) : Op::template identity<A>());
+            return;
+        }
         const uint64_t tile = bt.tile;
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
         const int valid = (int)min((uint64_t)IO::TILE_ITEMS, bt.n - start);
         const In* in = static_cast<const In*>(p.in) + start;
         Out* out = static_cast<Out*>(p.out) + start;
-        const bool vector_io = valid == IO::TILE_ITEMS && IO::aligned(p.in) && IO::aligned(p.out);
+        // A reduction writes one value, wherever `out` points.
+        const bool reduce = P::REDUCE_ONLY || p.reduce;
+        const bool vector_io = valid == IO::TILE_ITEMS && IO::aligned(p.in) && (reduce || IO::aligned(p.out));
         const A identity = Op::template identity<A>();
 
         // 1. Load; a commutative policy folds the items into a per-thread partial aggregate as they arrive.
@@ -97,13 +107,13 @@ template <class P> struct ScanAgent {
         // 2. Publish: tile 0 knows its inclusive prefix at once; the others publish their aggregate.
         //    Then (3) each thread reduces its own consecutive items (tile order): after publishing when
         //    the aggregate came from the striped fold, before it (as its source) otherwise.
-        A own;
+        A own = identity;
         if constexpr (P::COMMUTATIVE) {
             const A warp_agg = warp_reduce<Op>(partial);
             if (lane_id() == 0) s.warp_aggregates[warp_id()] = warp_agg;
         } else {
             __syncthreads();
-            own = reduce_own(s.tile, valid);
+            own = reduce_own(s.tile, start, valid);
             const A warp_agg = warp_reduce<Op>(own);
             if (lane_id() == 0) s.warp_aggregates[warp_id()] = warp_agg;
         }
@@ -114,7 +124,29 @@ template <class P> struct ScanAgent {
         const A seed = p.exclusive ? P::seed(p.seed) : identity;
         const typename State::type state = State::make(bt.status, bt.epoch);
         if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile == 0 ? Op::apply(seed, aggregate) : aggregate);
-        if constexpr (P::COMMUTATIVE) own = reduce_own(s.tile, valid);
+        if (reduce) {
+            if (warp_id() == 0) {
+                const A exclusive = tile > 0 ? resolve_prefix<Op, A>(state, tile, lb, aggregate) : seed;
+                if (lane_id() == 0 && start + (uint64_t)valid == bt.n) write_total(p, Op::apply(exclusive, aggregate));
+            }
+            return;
+        }
+        if constexpr (!P::REDUCE_ONLY) scan_rest(p, s, state, tile, valid, vector_io, out, seed, aggregate, own);
+    }
+
+    // A reduction's result, by the one thread that has it.
+    static __device__ __forceinline__ void write_total(const ScanParams& p, A total) {
+        *static_cast<typename P::Total*>(p.out) = P::total(total);
+    }
+
+    // Steps 3-6 of a scan, after the tile's aggregate is published. `own`: this thread's items reduced,
+    // when the policy does not commute (else reduced here).
+    template <class State_>
+    static __device__ __forceinline__ void scan_rest(const ScanParams& p, Storage& s, const State_& state, uint64_t tile,
+                                                     int valid, bool vector_io, Out* out, A seed, A aggregate, A own) {
+        const LookbackParams& lb = p.lb;
+        const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
+        if constexpr (P::COMMUTATIVE) own = reduce_own(s.tile, start, valid);
 
         // 4. Warp 0 resolves the tile's exclusive prefix and publishes its inclusive prefix.
         if (warp_id() == 0) {

@@ -32,7 +32,10 @@ struct ScanParams {
     uint64_t n;
     uint64_t seed;   // bits of the initial value (an element of the scanned type), when `exclusive`
     uint32_t exclusive;
-    uint32_t _pad;
+    // Nonzero: a reduction. Nothing is written per item; the tile holding the last item writes the total
+    // (the seed, when `exclusive`, ⊕ every item) as the policy's Total to out[0] (classic/scan.cuh,
+    // persistent/scan_work.cuh). An empty launch writes the seed (or the identity).
+    uint32_t reduce;
     LookbackParams lb;
 };
 

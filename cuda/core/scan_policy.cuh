@@ -10,9 +10,14 @@
 //   COMMUTATIVE            whether the agents may fold items out of tile order (the classic agent reduces
 //                          a tile as it arrives, striped; the persistent one reduces lane-major);
 //   PAD_IS_IDENTITY        whether load(pad()) is the identity, so padding may be combined like items;
-//                          else the agents skip it by index (the tile's `valid`).
+//                          else the agents skip it by index (the tile's `valid`);
+//   load_at(In, index) -> A  what an item contributes where the agents reduce in tile order and know its
+//                          index (every policy: load(x), or the item with its index for arg_min);
+//   REDUCE_ONLY            whether the policy only reduces (arg_min): the agents then compile no scan
+//                          path, and load and store may be absent;
+//   Total, total(A)        what a reduction (ScanParams::reduce) writes to out[0].
 // The built-in scans are BuiltinScan<T, Op>: In = Out = T, A = Acc<T>::type; user scans compiled at run
-// time are rtc/scan.cuh's UserScan.
+// time are rtc/scan.cuh's UserScan; arg_min and arg_max are arg_policy.cuh's ArgReduce.
 #pragma once
 #include "ops.cuh"
 #include "tuning.cuh"
@@ -27,8 +32,12 @@ template <class T, class Op_> struct BuiltinScan {
     using Op = Op_;
     static constexpr bool COMMUTATIVE = true;  // every built-in operator commutes
     static constexpr bool PAD_IS_IDENTITY = true;
+    static constexpr bool REDUCE_ONLY = false;
+    using Total = Out;
     static __device__ __forceinline__ A load(In x) { return Acc<T>::load(x); }
+    static __device__ __forceinline__ A load_at(In x, uint64_t) { return load(x); }
     static __device__ __forceinline__ Out store(A a) { return Acc<T>::store(a); }
+    static __device__ __forceinline__ Total total(A a) { return store(a); }
     // The host passes the initial value as an element of T (f16 → f32 here).
     static __device__ __forceinline__ A seed(uint64_t raw) { return load_seed<T>(raw); }
     static __device__ __forceinline__ In pad() { return Acc<T>::store(Op::template identity<A>()); }

@@ -10,6 +10,9 @@
 // output item size differs from the input's, a lane's chunk of input items becomes a span of output
 // items, stored with the widest accesses its size allows.
 //
+// A reduction (ScanParams::reduce, or a REDUCE_ONLY policy) scans no tile: like count_if it needs no
+// prefix but the last tile's, and `finish` writes the total to out[0], which need not be aligned.
+//
 // In place (`out == in`, same item size) is safe: a tile's bytes are all in shared memory (its `full` phase completed)
 // before any of them is written back, and a tile writes only its own items. Both pointers must be
 // 16-byte aligned (the host checks; the classic agent takes the other cases).
@@ -53,7 +56,12 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
     static __device__ __forceinline__ A initial(const Params& p) {
         return p.exclusive ? P::seed(p.seed) : Op::template identity<A>();
     }
-    static __device__ __forceinline__ void finish(const Params&, A) {}
+    static __device__ __forceinline__ bool reduces(const Params& p) { return P::REDUCE_ONLY || p.reduce; }
+    static __device__ __forceinline__ bool needs_prefix(const Params& p) { return !reduces(p); }
+    // Called once, with seed ⊕ every item (the seed alone for an empty launch).
+    static __device__ __forceinline__ void finish(const Params& p, A total) {
+        if (reduces(p)) *static_cast<typename P::Total*>(p.out) = P::total(total);
+    }
 
     // A commutative policy returns this thread's part, which the engine reduces across the warp; the
     // others return the warp's total (every lane), reduced row by row in tile order.
@@ -74,9 +82,10 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
 #pragma unroll
                     for (int e = 0; e < E; ++e) total = Op::apply(total, P::load(c.items[e]));
                 } else {
+                    const uint64_t first = start + (uint64_t)Engine::chunk_index(j) * E;
                     A row = Op::template identity<A>();
 #pragma unroll
-                    for (int e = 0; e < E; ++e) row = Op::apply(row, P::load(c.items[e]));
+                    for (int e = 0; e < E; ++e) row = Op::apply(row, P::load_at(c.items[e], first + e));
                     total = Op::apply(total, warp_reduce<Op>(row));
                 }
             }
@@ -92,7 +101,8 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
                     A row = Op::template identity<A>();
                     for (int e = 0; e < E; ++e)
                         if (first + e < valid)
-                            row = Op::apply(row, P::load(Engine::partial_item(tile, in, first + e, valid, fill)));
+                            row = Op::apply(row, P::load_at(Engine::partial_item(tile, in, first + e, valid, fill),
+                                                            start + (uint64_t)(first + e)));
                     total = Op::apply(total, COMMUTATIVE ? row : warp_reduce<Op>(row));
                 }
             }
@@ -100,8 +110,16 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
         return total;
     }
 
-    static __device__ __forceinline__ void scan_tile(const Params& p, Slot&, const uint4* tile, uint64_t start,
+    static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
                                                      int valid, A carry) {
+        if constexpr (!P::REDUCE_ONLY) {
+            if (!p.reduce) scan_items(p, slot, tile, start, valid, carry);
+        }
+    }
+
+    template <class Slot_>
+    static __device__ __forceinline__ void scan_items(const Params& p, Slot_&, const uint4* tile, uint64_t start,
+                                                      int valid, A carry) {
         if (valid == Engine::TILE_ITEMS) {
             uint4* out = static_cast<uint4*>(p.out) + start / E;
 #pragma unroll

@@ -34,8 +34,13 @@ template <class U> struct UserScan {
     static constexpr bool COMMUTATIVE = false;
     // load is a transform: padding is skipped by index, whatever it holds.
     static constexpr bool PAD_IS_IDENTITY = false;
+    static constexpr bool REDUCE_ONLY = false;
+    // A reduction with the user's operator writes its total as an output item.
+    using Total = Out;
     static __device__ __forceinline__ A load(In x) { return U::load(x); }
+    static __device__ __forceinline__ A load_at(In x, uint64_t) { return U::load(x); }
     static __device__ __forceinline__ Out store(A a) { return U::store(a); }
+    static __device__ __forceinline__ Total total(A a) { return U::store(a); }
     static __device__ __forceinline__ A seed(uint64_t raw) { return from_bits<A>((typename Bits<sizeof(A)>::type)raw); }
     static __device__ __forceinline__ In pad() { return In{}; }
 };

@@ -35,7 +35,8 @@ pub(crate) struct ScanParams {
     pub n: u64,
     pub seed: u64,
     pub exclusive: u32,
-    pub _pad: u32,
+    /// Nonzero: a reduction, whose total (seed ⊕ every item when `exclusive`) goes to `output[0]`.
+    pub reduce: u32,
     pub lb: LookbackParams,
 }
 

@@ -1,0 +1,473 @@
+//! Device-wide reductions against the host reference: `reduce` for every type × operator, `arg_min` and
+//! `arg_max` for every type (ties across tiles, NaNs, signed zeros), and user operators (non-commutative
+//! ones included), on both engines, at sizes around tile boundaries, sized on the device and empty, with
+//! poisoned outputs whose guard items must survive; deterministic float sums; the typed errors.
+mod common;
+
+use common::{GUARD, Rng, TestElement, gpu, nvrtc, random_vec};
+use lookback::cudarc::driver::{CudaStream, DeviceRepr};
+use lookback::half::{bf16, f16};
+use lookback::rtc::{DeviceType, UserScanOp};
+use lookback::{ArgItem, Engine, Error, ScanOp, Workspace, host};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+fn ops_for<T: TestElement>() -> Vec<ScanOp> {
+    ScanOp::ALL.into_iter().filter(|op| op.supports(T::DTYPE)).collect()
+}
+
+/// Sizes around the tile boundaries of `engine` (the reductions take the scans' tiles): empty, one item,
+/// tile ± 1, several tiles, and enough tiles that the classic look-back slides over more than one
+/// 32-tile window, or that every persistent block goes round its ring several times.
+fn edge_sizes<T: TestElement>(engine: Engine) -> Vec<usize> {
+    if engine == Engine::Persistent {
+        let t = lookback::__private::pipe_scan_tile_items(size_of::<T>());
+        let odd = (16 / size_of::<T>()).max(2) - 1;
+        return vec![0, 1, 2, 31, t - 1, t, t + 1, t + odd, 2 * t + odd, 131 * t + 1, 133 * t, 1700 * t + odd];
+    }
+    let t = lookback::__private::scan_tile_items(size_of::<T>());
+    vec![0, 1, 2, 31, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 3 * t + 5, 32 * t, 33 * t + 7, 97 * t + 3]
+}
+
+/// A float sum's total against the sequential one: the GPU groups by tiles, the bound is check_scan's at
+/// the last item. Integers and min/max must be equal (NaN equals NaN).
+fn same_total<T: TestElement>(input: &[T], got: T, want: T, op: ScanOp) -> bool {
+    let (g, w) = (got.as_f64(), want.as_f64());
+    if g.is_nan() || w.is_nan() {
+        return g.is_nan() && w.is_nan();
+    }
+    if op != ScanOp::Sum || T::ACC_EPS == 0.0 {
+        return got == want || g == w;
+    }
+    if g.is_infinite() || w.is_infinite() {
+        return g == w || (g.signum() == w.signum() && g.abs().min(w.abs()) > 0.9 * T::MAX_FINITE);
+    }
+    let abs_sum: f64 = input.iter().map(|x| x.as_f64()).filter(|x| !x.is_nan()).map(f64::abs).sum();
+    let k = 2.0 * (128.0 + input.len() as f64 / 256.0);
+    (g - w).abs() <= k * T::ACC_EPS * abs_sum + 2.0 * T::OUT_EPS * w.abs()
+}
+
+/// One reduction on the GPU into a poisoned output of 1 + GUARD items, checked against the host.
+fn check_reduce<T: TestElement>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    input: &[T],
+    op: ScanOp,
+) -> Result<(), String> {
+    let want = host::reduce(input, op).map_err(|e| e.to_string())?;
+    let d_in = stream.clone_htod(input).map_err(|e| e.to_string())?;
+    let mut d_out = stream.clone_htod(&[T::poison(); 1 + GUARD]).map_err(|e| e.to_string())?;
+    ws.reduce_into(&d_in, &mut d_out, op).map_err(|e| e.to_string())?;
+    let got = stream.clone_dtoh(&d_out).map_err(|e| e.to_string())?;
+    let what = format!("{} {op:?} n={}", T::DTYPE.name(), input.len());
+    if got[1..].iter().any(|g| *g != T::poison()) {
+        return Err(format!("{what}: wrote past its one item: {:?}", &got[1..]));
+    }
+    if !same_total(input, got[0], want, op) {
+        return Err(format!("{what}: got {:?}, want {want:?}", got[0]));
+    }
+    Ok(())
+}
+
+/// arg_min and arg_max on the GPU, each into a poisoned output, checked against the host exactly.
+fn check_arg<T: TestElement>(stream: &Arc<CudaStream>, ws: &mut Workspace, input: &[T]) -> Result<(), String> {
+    let poison = ArgItem { index: 0x5eed, value: T::poison() };
+    let d_in = stream.clone_htod(input).map_err(|e| e.to_string())?;
+    for max in [false, true] {
+        let want = if max { host::arg_max(input) } else { host::arg_min(input) };
+        let mut d_out = stream.clone_htod(&[poison; 1 + GUARD]).map_err(|e| e.to_string())?;
+        if max { ws.arg_max_into(&d_in, &mut d_out) } else { ws.arg_min_into(&d_in, &mut d_out) }
+            .map_err(|e| e.to_string())?;
+        let got = stream.clone_dtoh(&d_out).map_err(|e| e.to_string())?;
+        let what = format!("{} arg_{} n={}", T::DTYPE.name(), if max { "max" } else { "min" }, input.len());
+        if got[1..].iter().any(|g| g.index != poison.index || g.value != poison.value) {
+            return Err(format!("{what}: wrote past its one item"));
+        }
+        let same = match (got[0].get(), want) {
+            (None, None) => true,
+            // Bits, so that -0.0 and 0.0 (a tie the first of wins) are told apart, and NaN matches itself.
+            (Some((gi, gv)), Some((wi, wv))) => gi == wi && gv.to_bits() == wv.to_bits(),
+            _ => false,
+        };
+        if !same {
+            return Err(format!("{what}: got {:?}, want {want:?}", got[0].get()));
+        }
+    }
+    Ok(())
+}
+
+/// Data whose arg results are hard: few distinct values (ties everywhere, across tiles), for floats with
+/// NaNs and both zeros, and the best value placed late.
+fn tie_heavy<T: TestElement>(n: usize, seed: u64) -> Vec<T> {
+    let mut rng = Rng::new(seed);
+    let mut v: Vec<T> = (0..n)
+        .map(|_| {
+            let r = rng.next_u64();
+            if T::ACC_EPS > 0.0 && r.is_multiple_of(13) {
+                T::random(&mut rng, 1.0) // NaN
+            } else if T::ACC_EPS > 0.0 && r.is_multiple_of(17) {
+                T::from_bits(1 << (8 * size_of::<T>() - 1)) // -0.0
+            } else {
+                T::small((r >> 8) as u8 % 5)
+            }
+        })
+        .collect();
+    if n > 3 {
+        let i = n - 1 - (rng.next_u64() as usize % (n / 3));
+        v[i] = T::small(99);
+    }
+    v
+}
+
+fn edge_sizes_all<T: TestElement>() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        for (k, n) in edge_sizes::<T>(engine).into_iter().enumerate() {
+            let nan = if T::ACC_EPS > 0.0 { 0.02 } else { 0.0 };
+            let input: Vec<T> = random_vec(n, 500 + k as u64, nan);
+            for op in ops_for::<T>() {
+                // Sums of NaN-free data, so that the tolerance means something.
+                let data = if op == ScanOp::Sum { random_vec(n, 900 + k as u64, 0.0) } else { input.clone() };
+                check_reduce(&stream, &mut ws, &data, op).unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+            }
+            check_arg(&stream, &mut ws, &input).unwrap_or_else(|e| panic!("{engine:?} random: {e}"));
+            check_arg(&stream, &mut ws, &tie_heavy::<T>(n, k as u64))
+                .unwrap_or_else(|e| panic!("{engine:?} ties: {e}"));
+        }
+    }
+}
+
+macro_rules! reduce_tests {
+    ($($t:ty => $edge:ident, $random:ident;)*) => {$(
+        #[test]
+        fn $edge() {
+            edge_sizes_all::<$t>();
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+            #[test]
+            fn $random(log in 0.0f64..22.0, seed in any::<u64>(), op in 0usize..6, ties in any::<bool>()) {
+                let Some(stream) = gpu() else { return Ok(()) };
+                let n = 2f64.powf(log) as usize;
+                let ops = ops_for::<$t>();
+                let op = ops[op % ops.len()];
+                let mut ws = Workspace::new(&stream);
+                let input: Vec<$t> = if ties { tie_heavy(n, seed) } else { random_vec(n, seed, 0.0) };
+                let r = check_reduce(&stream, &mut ws, &input, op).and_then(|()| check_arg(&stream, &mut ws, &input));
+                prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+            }
+        }
+    )*};
+}
+
+reduce_tests! {
+    i8 => edge_sizes_i8, random_i8;
+    i16 => edge_sizes_i16, random_i16;
+    i32 => edge_sizes_i32, random_i32;
+    i64 => edge_sizes_i64, random_i64;
+    u8 => edge_sizes_u8, random_u8;
+    u16 => edge_sizes_u16, random_u16;
+    u32 => edge_sizes_u32, random_u32;
+    u64 => edge_sizes_u64, random_u64;
+    f32 => edge_sizes_f32, random_f32;
+    f64 => edge_sizes_f64, random_f64;
+    f16 => edge_sizes_f16, random_f16;
+    bf16 => edge_sizes_bf16, random_bf16;
+}
+
+/// The one-shot functions return the host's answers; an empty input gives the identity and `None`.
+#[test]
+fn one_shots_and_empty_inputs() {
+    let Some(stream) = gpu() else { return };
+    let input: Vec<i32> = random_vec(100_003, 3, 0.0);
+    let d = stream.clone_htod(&input).unwrap();
+    for op in ScanOp::ALL {
+        assert_eq!(lookback::reduce(&d, op).unwrap(), host::reduce(&input, op).unwrap(), "{op:?}");
+    }
+    assert_eq!(lookback::arg_min(&d).unwrap(), host::arg_min(&input));
+    assert_eq!(lookback::arg_max(&d).unwrap(), host::arg_max(&input));
+    let empty = stream.alloc_zeros::<f32>(0).unwrap();
+    assert_eq!(lookback::reduce(&empty, ScanOp::Sum).unwrap().to_bits(), (-0.0f32).to_bits());
+    assert!(lookback::reduce(&empty, ScanOp::Min).unwrap().is_nan());
+    assert_eq!(lookback::arg_min(&empty).unwrap(), None);
+    assert_eq!(lookback::arg_max(&empty).unwrap(), None);
+    let empty = stream.alloc_zeros::<u16>(0).unwrap();
+    assert_eq!(lookback::reduce(&empty, ScanOp::BitAnd).unwrap(), u16::MAX);
+}
+
+/// Sized on the device: the count (0 included) bounds the items; the output past the result stays.
+#[test]
+fn reductions_sized_on_the_device() {
+    let Some(stream) = gpu() else { return };
+    let t = lookback::__private::scan_tile_items(8);
+    let capacity = 40 * t + 3;
+    let input: Vec<f64> = random_vec(capacity, 21, 0.0);
+    let d_in = stream.clone_htod(&input).unwrap();
+    let mut count = stream.alloc_zeros::<u64>(1).unwrap();
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = Workspace::new(&stream);
+        ws.set_engine(engine);
+        for n in [0, 1, t - 1, t + 1, 33 * t, capacity] {
+            stream.memcpy_htod(&[n as u64], &mut count).unwrap();
+            let mut total = stream.clone_htod(&[f64::poison(); 1 + GUARD]).unwrap();
+            let mut arg = stream.clone_htod(&[ArgItem { index: 7, value: 0.5f64 }; 2]).unwrap();
+            ws.with_count(&count, |ws| {
+                ws.reduce_into(&d_in, &mut total, ScanOp::Max)?;
+                ws.arg_min_into(&d_in, &mut arg)
+            })
+            .unwrap();
+            let got = stream.clone_dtoh(&total).unwrap();
+            let want = host::reduce(&input[..n], ScanOp::Max).unwrap();
+            assert!(got[0] == want || (got[0].is_nan() && want.is_nan()), "{engine:?} n={n}: {} != {want}", got[0]);
+            assert!(got[1..].iter().all(|g| *g == f64::poison()), "{engine:?} n={n}: wrote past the result");
+            let got = stream.clone_dtoh(&arg).unwrap();
+            assert_eq!(got[0].get(), host::arg_min(&input[..n]), "{engine:?} n={n}");
+            assert_eq!(got[1], ArgItem { index: 7, value: 0.5 }, "{engine:?} n={n}: wrote past the result");
+        }
+    }
+}
+
+/// Under set_deterministic, float sums come out bit for bit the same on every run, on both engines, while
+/// other streams load the GPU; the default mode's result agrees within rounding.
+#[test]
+fn deterministic_float_sums_repeat_bit_for_bit() {
+    let Some(stream) = gpu() else { return };
+    let ctx = stream.context().clone();
+    let n = (1 << 22) + 12_345;
+    let input: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.618).sin() * 1000.0).collect();
+    let d = stream.clone_htod(&input).unwrap();
+    let wide: Vec<f64> = random_vec(n / 2 + 7, 8, 0.0);
+    let d_wide = stream.clone_htod(&wide).unwrap();
+    // Load: scans on two other streams, running while the reductions run.
+    let others: Vec<_> = (0..2).map(|_| ctx.new_stream().unwrap()).collect();
+    let load: Vec<_> = others.iter().map(|s| s.clone_htod(&input).unwrap()).collect();
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = Workspace::new(&stream);
+        ws.set_engine(engine);
+        ws.set_deterministic(true);
+        let mut first = None;
+        let mut first_wide = None;
+        for run in 0..40 {
+            for (s, buf) in others.iter().zip(&load) {
+                let mut scratch = s.alloc_zeros::<f32>(n).unwrap();
+                Workspace::new(s).inclusive_scan_into(buf, &mut scratch, ScanOp::Sum).unwrap();
+            }
+            let mut out = stream.alloc_zeros::<f32>(1).unwrap();
+            ws.reduce_into(&d, &mut out, ScanOp::Sum).unwrap();
+            let bits = stream.clone_dtoh(&out).unwrap()[0].to_bits();
+            assert_eq!(*first.get_or_insert(bits), bits, "{engine:?} run {run}: f32 sum changed");
+            let mut out = stream.alloc_zeros::<f64>(1).unwrap();
+            ws.reduce_into(&d_wide, &mut out, ScanOp::Sum).unwrap();
+            let bits = stream.clone_dtoh(&out).unwrap()[0].to_bits();
+            assert_eq!(*first_wide.get_or_insert(bits), bits, "{engine:?} run {run}: f64 sum changed");
+        }
+        let got = f32::from_bits(first.unwrap());
+        assert!(same_total(&input, got, host::reduce(&input, ScanOp::Sum).unwrap(), ScanOp::Sum), "{engine:?}: {got}");
+    }
+}
+
+/// A 2×2 matrix of u32, multiplied mod 2^32: exact, associative, not commutative.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mat32 {
+    m: [u32; 4],
+}
+// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
+unsafe impl DeviceRepr for Mat32 {}
+// SAFETY: CUDA_DECL declares the same fields in the same order.
+unsafe impl DeviceType for Mat32 {
+    const CUDA_NAME: &'static str = "Mat32";
+    const CUDA_DECL: &'static str = "struct Mat32 { uint32_t m[4]; };";
+}
+
+fn mat32_mul(x: Mat32, y: Mat32) -> Mat32 {
+    let [a, b, c, d] = x.m;
+    let [e, f, g, h] = y.m;
+    let mul = |p: u32, q: u32, r: u32, s: u32| p.wrapping_mul(q).wrapping_add(r.wrapping_mul(s));
+    Mat32 { m: [mul(a, e, b, g), mul(a, f, b, h), mul(c, e, d, g), mul(c, f, d, h)] }
+}
+
+/// The u32 affine map h ↦ a·h + b as (a, b): an 8-byte accumulator whose composition does not commute.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Step {
+    a: u32,
+    b: u32,
+}
+// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
+unsafe impl DeviceRepr for Step {}
+// SAFETY: CUDA_DECL declares the same fields in the same order.
+unsafe impl DeviceType for Step {
+    const CUDA_NAME: &'static str = "Step";
+    const CUDA_DECL: &'static str = "struct Step { uint32_t a; uint32_t b; };";
+}
+
+/// Applying `x` then `y`: h ↦ y.a·(x.a·h + x.b) + y.b.
+fn compose(x: Step, y: Step) -> Step {
+    Step { a: y.a.wrapping_mul(x.a), b: y.a.wrapping_mul(x.b).wrapping_add(y.b) }
+}
+
+fn step_op() -> UserScanOp<u16, Step, u32> {
+    // SAFETY: pure expressions.
+    unsafe {
+        UserScanOp::new("Step{b.a * a.a, b.a * a.b + b.b}", "Step{1u, 0u}", compose, Step { a: 1, b: 0 })
+            .unwrap()
+            .with_load("Step{(uint32_t)(x | 1), (uint32_t)x * 7u}", |x: u16| Step {
+                a: u32::from(x | 1),
+                b: u32::from(x) * 7,
+            })
+            .unwrap()
+            .with_store("a.b", |s: Step| s.b)
+            .unwrap()
+    }
+}
+
+/// User reductions: a sum equal bit for bit to the built-in one, and an exact non-commutative operator
+/// loaded from and stored to other types, on both engines at sizes around tiles, against the closures.
+#[test]
+fn user_reductions_match_the_closures() {
+    let Some(stream) = gpu() else { return };
+    if !nvrtc() {
+        return;
+    }
+    // SAFETY: a pure expression.
+    let sum = unsafe { UserScanOp::new("a + b", "0.0f", |a: f32, b: f32| a + b, 0.0) }.unwrap();
+    let steps = step_op();
+    let mut ws = Workspace::new(&stream);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        for (k, n) in edge_sizes::<f32>(engine).into_iter().enumerate() {
+            let xs: Vec<f32> = random_vec(n, 40 + k as u64, 0.0);
+            let d = stream.clone_htod(&xs).unwrap();
+            let mut user = stream.clone_htod(&[f32::poison(); 2]).unwrap();
+            let mut builtin = stream.clone_htod(&[f32::poison(); 2]).unwrap();
+            ws.reduce_user_into(&d, &mut user, &sum).unwrap();
+            ws.reduce_into(&d, &mut builtin, ScanOp::Sum).unwrap();
+            let (user, builtin) = (stream.clone_dtoh(&user).unwrap(), stream.clone_dtoh(&builtin).unwrap());
+            assert_eq!(user[1], f32::poison(), "{engine:?} n={n}: wrote past the result");
+            assert!(same_total(&xs, user[0], host::reduce_user(&xs, &sum), ScanOp::Sum), "{engine:?} n={n}");
+            // A float sum may group differently from the built-in one only if the agents do: they do not.
+            assert_eq!(
+                user[0].to_bits(),
+                builtin[0].to_bits(),
+                "{engine:?} n={n}: user sum {} != {}",
+                user[0],
+                builtin[0]
+            );
+
+            let items: Vec<u16> = random_vec(n, 70 + k as u64, 0.0);
+            let d = stream.clone_htod(&items).unwrap();
+            let mut out = stream.clone_htod(&[0xdead_beefu32; 2]).unwrap();
+            ws.reduce_user_into(&d, &mut out, &steps).unwrap();
+            let got = stream.clone_dtoh(&out).unwrap();
+            assert_eq!(got[0], host::reduce_user(&items, &steps), "{engine:?} n={n}: composition");
+            assert_eq!(got[1], 0xdead_beef, "{engine:?} n={n}: wrote past the result");
+        }
+    }
+    // 16-byte accumulators have no status format yet: a typed error before anything is compiled.
+    // SAFETY: pure code over a and b.
+    let mat = unsafe {
+        UserScanOp::from_body(
+            "Mat32 r;\n\
+             r.m[0] = a.m[0] * b.m[0] + a.m[1] * b.m[2];\n\
+             r.m[1] = a.m[0] * b.m[1] + a.m[1] * b.m[3];\n\
+             r.m[2] = a.m[2] * b.m[0] + a.m[3] * b.m[2];\n\
+             r.m[3] = a.m[2] * b.m[1] + a.m[3] * b.m[3];\n\
+             return r;",
+            "Mat32{{1u, 0u, 0u, 1u}}",
+            mat32_mul,
+            Mat32 { m: [1, 0, 0, 1] },
+        )
+    }
+    .unwrap();
+    let d = stream.clone_htod(&[Mat32 { m: [2, 3, 5, 7] }; 3]).unwrap();
+    // SAFETY: the call fails before it writes, and nothing reads the buffer.
+    let mut out = unsafe { stream.alloc::<Mat32>(1) }.unwrap();
+    let err = ws.reduce_user_into(&d, &mut out, &mat).unwrap_err();
+    assert!(matches!(err, Error::UnsupportedSize { role: "accumulator", .. }), "{err}");
+}
+
+/// Compute-sanitizer cases (`run.sh sanitize BIN sanitizer_cases`): both engines, partial and many tiles,
+/// 1-, 4- and 8-byte items, arg pairs in both status layouts, empty inputs, deterministic sums.
+#[test]
+fn sanitizer_cases() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    for engine in [Engine::Persistent, Engine::Classic] {
+        ws.set_engine(engine);
+        let t = lookback::__private::pipe_scan_tile_items(4).max(lookback::__private::scan_tile_items(4));
+        for (k, n) in [0, 1, 5, t + 3, 7 * t + 1, 300 * t + 1].into_iter().enumerate() {
+            let input: Vec<i32> = random_vec(n, k as u64, 0.0);
+            check_reduce(&stream, &mut ws, &input, ScanOp::Sum).unwrap();
+            check_arg(&stream, &mut ws, &tie_heavy::<i32>(n, k as u64)).unwrap();
+        }
+        let t8 = lookback::__private::pipe_scan_tile_items(8);
+        check_arg(&stream, &mut ws, &tie_heavy::<f64>(40 * t8 + 3, 9)).unwrap();
+        check_reduce(&stream, &mut ws, &random_vec::<u8>(3 * t + 15, 10, 0.0), ScanOp::BitXor).unwrap();
+        check_arg(&stream, &mut ws, &tie_heavy::<f16>(2 * t + 1, 11)).unwrap();
+        ws.set_deterministic(true);
+        check_reduce(&stream, &mut ws, &random_vec::<f32>(90 * t + 7, 12, 0.0), ScanOp::Sum).unwrap();
+        check_reduce(&stream, &mut ws, &random_vec::<f64>(90 * t8 + 7, 13, 0.0), ScanOp::Sum).unwrap();
+        ws.set_deterministic(false);
+    }
+}
+
+/// Errors: an empty output, a bitwise operator on floats; the caller's buffers stay as they were.
+#[test]
+fn bad_calls_are_typed_errors() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let d = stream.clone_htod(&[1.0f32, 2.0]).unwrap();
+    let mut none = stream.alloc_zeros::<f32>(0).unwrap();
+    let err = ws.reduce_into(&d, &mut none, ScanOp::Sum).unwrap_err();
+    assert!(matches!(err, Error::OutputTooSmall { needed: 1, actual: 0, .. }), "{err}");
+    let mut none = stream.alloc_zeros::<ArgItem<f32>>(0).unwrap();
+    let err = ws.arg_max_into(&d, &mut none).unwrap_err();
+    assert!(matches!(err, Error::OutputTooSmall { needed: 1, actual: 0, .. }), "{err}");
+    let mut out = stream.clone_htod(&[9.0f32]).unwrap();
+    let err = ws.reduce_into(&d, &mut out, ScanOp::BitOr).unwrap_err();
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), [9.0]);
+    let ints = stream.clone_htod(&[bf16::ONE]).unwrap();
+    assert!(matches!(lookback::reduce(&ints, ScanOp::BitAnd), Err(Error::Unsupported { .. })));
+}
+
+/// The host reference itself (no GPU): folds from the identity, and the arg rules.
+#[test]
+fn host_reference_rules() {
+    assert_eq!(host::reduce(&[250u8, 10], ScanOp::Sum).unwrap(), 4);
+    assert_eq!(host::reduce::<i8>(&[], ScanOp::Max).unwrap(), i8::MIN);
+    assert_eq!(host::reduce::<u32>(&[], ScanOp::BitAnd).unwrap(), u32::MAX);
+    assert!(host::reduce::<f64>(&[], ScanOp::Max).unwrap().is_nan());
+    assert_eq!(host::reduce(&[f16::from_f32(0.5); 3000], ScanOp::Sum).unwrap(), f16::from_f32(1500.0));
+    assert!(matches!(host::reduce(&[1.0f64], ScanOp::BitXor), Err(Error::Unsupported { .. })));
+    assert_eq!(host::arg_min(&[3, 1, 2, 1]), Some((1, 1)));
+    assert_eq!(host::arg_max(&[3, 1, 3, 1]), Some((0, 3)));
+    assert_eq!(host::arg_min(&[0.0f32, -0.0]), Some((0, 0.0)));
+    assert_eq!(host::arg_min(&[-0.0f32, 0.0]).map(|(i, v)| (i, v.to_bits())), Some((0, (-0.0f32).to_bits())));
+    assert_eq!(host::arg_max(&[f64::NAN, 1.0, f64::NAN, 2.0]), Some((3, 2.0)));
+    assert_eq!(host::arg_min(&[f32::NAN, f32::NAN]).map(|(i, _)| i), Some(0));
+    assert_eq!(host::arg_min(&[f32::NEG_INFINITY, f32::NAN]), Some((0, f32::NEG_INFINITY)));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    /// host::arg_min / arg_max against a sort of (NaN last, value, index).
+    #[test]
+    fn host_arg_matches_a_sort(xs in proptest::collection::vec(prop_oneof![Just(f32::NAN), Just(-0.0f32), -3.0f32..3.0], 0..50)) {
+        let key = |i: usize, max: bool| {
+            let x = xs[i];
+            (x.is_nan(), if x.is_nan() { 0.0 } else if max { -x } else { x }, i)
+        };
+        for max in [false, true] {
+            let mut order: Vec<usize> = (0..xs.len()).collect();
+            order.sort_by(|&a, &b| key(a, max).partial_cmp(&key(b, max)).unwrap());
+            let want = order.first().copied();
+            let got = if max { host::arg_max(&xs) } else { host::arg_min(&xs) };
+            prop_assert_eq!(got.map(|(i, _)| i), want);
+        }
+    }
+}
