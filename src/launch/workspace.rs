@@ -186,9 +186,11 @@ impl Workspace {
     /// by one fixed tree (`w₀`, `w₁`, …), the windows folded left in order, `((w₀ + w₁) + w₂) + …`, and
     /// a tile's prefix is its window's prefix plus the same tree over the tiles before it in its window. This
     /// covers every float sum: [`inclusive_scan_into`](Workspace::inclusive_scan_into) and the other scans,
-    /// the scans by key and [`reduce_by_key_into`](Workspace::reduce_by_key_into), for `f32`, `f64`,
-    /// `f16` and `bf16` (accumulated in `f32`), in place or not, on both engines, sized on the host or on
-    /// the device, and in CUDA graphs (the setting is read when a call is made or captured).
+    /// the scans by key, [`reduce_by_key_into`](Workspace::reduce_by_key_into) and
+    /// [`reduce_into`](Workspace::reduce_into), for `f32`, `f64`, `f16` and `bf16` (accumulated in
+    /// `f32`), and user operators ([`crate::rtc::UserScanOp`], whose grouping is fixed the same way), in
+    /// place or not, on both engines, sized on the host or on the device, and in CUDA graphs (the setting
+    /// is read when a call is made or captured).
     ///
     /// What is guaranteed: the same input, element type, call and engine give the same bits on every run,
     /// whatever else runs on the GPU. The bits depend only on how the input is cut into tiles, which
