@@ -59,6 +59,10 @@ pub trait Element:
     /// `a op b` in the accumulator type; `None` where the operator is not defined for the type.
     #[doc(hidden)]
     fn apply(op: ScanOp, a: Self::Acc, b: Self::Acc) -> Option<Self::Acc>;
+    /// The identity of `op` in the accumulator type, as the kernels have it (`cuda/core/ops.cuh`): what a
+    /// reduction of no items gives. `None` where the operator is not defined for the type.
+    #[doc(hidden)]
+    fn identity(op: ScanOp) -> Option<Self::Acc>;
     /// The bits of the value, zero-extended (how a value travels in kernel parameters).
     #[doc(hidden)]
     fn to_bits(self) -> u64;
@@ -91,6 +95,14 @@ macro_rules! int_element {
                     ScanOp::BitXor => a ^ b,
                 })
             }
+            fn identity(op: ScanOp) -> Option<$t> {
+                Some(match op {
+                    ScanOp::Sum | ScanOp::BitOr | ScanOp::BitXor => 0,
+                    ScanOp::Min => <$t>::MAX,
+                    ScanOp::Max => <$t>::MIN,
+                    ScanOp::BitAnd => !0,
+                })
+            }
             fn from_bits(bits: u64) -> $t { bits as $u as $t }
             fn zeroed() -> $t { 0 }
             fn is_finite_acc(_: $t) -> bool { true }
@@ -105,6 +117,15 @@ int_element!(
     i8 => I8 as u8, i16 => I16 as u16, i32 => I32 as u32, i64 => I64 as u64,
     u8 => U8 as u8, u16 => U16 as u16, u32 => U32 as u32, u64 => U64 as u64,
 );
+
+/// -0.0 for sums (it leaves every float unchanged, -0.0 included); NaN for min and max, which ignore it.
+fn float_identity<F: num_traits::Float>(op: ScanOp) -> Option<F> {
+    match op {
+        ScanOp::Sum => Some(F::neg_zero()),
+        ScanOp::Min | ScanOp::Max => Some(F::nan()),
+        _ => None,
+    }
+}
 
 fn float_apply<F: num_traits::Float>(op: ScanOp, a: F, b: F) -> Option<F> {
     match op {
@@ -125,6 +146,7 @@ macro_rules! float_element {
             fn to_acc(self) -> $acc { $to(self) }
             fn from_acc(a: $acc) -> $t { $from(a) }
             fn apply(op: ScanOp, a: $acc, b: $acc) -> Option<$acc> { float_apply(op, a, b) }
+            fn identity(op: ScanOp) -> Option<$acc> { float_identity(op) }
             fn to_bits(self) -> u64 { $bits(self) as u64 }
             fn from_bits(bits: u64) -> $t { <$t>::from_bits(bits as $ubits) }
             fn zeroed() -> $t { $from(0.0) }

@@ -168,8 +168,10 @@ pub fn partition_if_reversed<T: Element>(input: &[T], pred: &impl Predicate<T>) 
     (sel, k)
 }
 
+mod reduce;
 mod runs;
 mod user_scan;
+pub use reduce::{arg_max, arg_min, reduce, reduce_user};
 pub(crate) use runs::check_reduce_op;
 pub use runs::{
     exclusive_scan_by_key, inclusive_scan_by_key, non_trivial_runs, reduce_by_key, run_end_encode, run_length_encode,

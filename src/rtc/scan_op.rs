@@ -358,6 +358,12 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
         super::scan_for_arch(&self.code, arch)
     }
 
+    /// The closures' total over `input`, folded left to right from the identity.
+    pub(crate) fn host_reduce(&self, input: &[In]) -> Out {
+        let h = &self.host;
+        (h.store)(input.iter().fold(h.identity, |run, &x| (h.combine)(run, (h.load)(x))))
+    }
+
     /// `store(init ⊕ load(x₀) ⊕ …)`, item by item, on the host: the closures' inclusive (`init` = None) or
     /// exclusive scan.
     pub(crate) fn host_scan(&self, input: &[In], init: Option<A>) -> Vec<Out> {
