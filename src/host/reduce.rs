@@ -80,8 +80,7 @@ fn beats<A: PartialOrd>(x: A, b: A, max: bool) -> bool {
 }
 
 /// The total of a user operator's closures: `store(load(input[0]) ⊕ … ⊕ load(input[n-1]))`, folded left to
-/// right from its identity (`store(identity)` for an empty input). The GPU groups the operations
-/// differently, so a float operator's total may differ from this in the last bits.
+/// right from its identity (`store(identity)` for an empty input).
 ///
 /// # Example
 /// ```
