@@ -627,17 +627,12 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
         "pipe_scan",
         image_of("pipe_scan"),
     );
-    // arg_min and arg_max: the scan agents in reduce mode over (item, index) pairs, both in one fatbin
-    // per engine.
-    for (dir, engine, doc, file) in [
-        ("min", "", "The arg_min kernel of a type (the scan agent in reduce mode).", "arg"),
-        ("max", "", "The arg_max kernel of a type (the scan agent in reduce mode).", "arg"),
-        ("min", "pipe_", "The persistent (sm_90+) arg_min kernel of a type.", "pipe_arg"),
-        ("max", "pipe_", "The persistent (sm_90+) arg_max kernel of a type.", "pipe_arg"),
-    ] {
-        let fn_name = format!("{engine}arg_{dir}_kernel");
-        let prefix = format!("{engine}arg_{dir}");
-        type_table(&mut g, &mut names, types, &fn_name, doc, &prefix, image_of(file));
+    // The reductions (cuda/classic/reduce.cuh): the built-in operators, and arg_min and arg_max, in one
+    // fatbin.
+    op_type_table(&mut g, &mut names, ops, types, "reduce_kernel", "The reduction kernel", "reduce", image_of("reduce"));
+    for dir in ["min", "max"] {
+        let doc = format!("The arg_{dir} kernel of a type.");
+        type_table(&mut g, &mut names, types, &format!("arg_{dir}_kernel"), &doc, &format!("arg_{dir}"), image_of("reduce"));
     }
     type_table(
         &mut g,

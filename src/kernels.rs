@@ -52,6 +52,9 @@ pub enum Algo {
     /// Run-length and run-end encoding (`heads_runs_kernel` without values) and the non-trivial runs
     /// (`heads_non_trivial_kernel`) on that tile.
     HeadsEncode,
+    /// The reductions of built-in operators and arg_min / arg_max (`reduce_kernel`, `arg_min_kernel`,
+    /// `arg_max_kernel`: `cuda/classic/reduce.cuh`), whose rows give a block's tile per step of its share.
+    Reduce,
 }
 
 /// One row of `cuda/core/tuning.cuh`.

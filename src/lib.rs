@@ -217,6 +217,11 @@ pub mod __private {
     pub fn encode_small_grid_items(key_bytes: usize) -> Option<usize> {
         crate::plan::encode_small_grid_items(key_bytes)
     }
+    /// Items per tile of the reductions (`reduce`, `arg_min`, `arg_max`) of an element type of `bytes`
+    /// bytes; a reduction launches at most `plan::MAX_SHARES` blocks, each taking every so many tiles.
+    pub fn reduce_tile_items(bytes: usize) -> usize {
+        crate::kernels::tuning(crate::kernels::Algo::Reduce, bytes).tile_items(bytes)
+    }
     /// Items per tile of the scan of an element type of `bytes` bytes.
     pub fn scan_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Scan, bytes).tile_items(bytes)
@@ -247,8 +252,8 @@ pub mod __private {
     pub mod plan {
         pub use crate::kernels::{Algo, Kernel, PipeTuning, Tuning};
         pub use crate::plan::{
-            Buffers, Call, Elem, Grid, Launch, Plan, Primitive, Shape, encode_small_grid_items, grid, plan,
-            small_grid_tiles, user_scan_tuning,
+            Buffers, Call, Elem, Grid, Launch, MAX_SHARES, Plan, Primitive, Shape, encode_small_grid_items, grid,
+            plan, small_grid_tiles, user_scan_tuning,
         };
         pub use crate::runs::RunsMode;
         pub use crate::select::Mode;

@@ -15,7 +15,8 @@
 //! |---|---|---|---|
 //! | scans | `scan` | `scan` | from the row's `min_tiles` |
 //! | scans with user code | `scan`, tile from [`user_scan_tuning`] | `scan` | from `min_tiles` of input |
-//! | the reductions (`reduce`, `arg_min`, `arg_max`, user operators) | the scan's (agent in reduce mode) | `scan` | as the scan |
+//! | `reduce`, `arg_min`, `arg_max` | `reduce`, [`MAX_SHARES`] blocks at most (no look-back) | none | — |
+//! | reductions with user operators | the user scan's (agent in reduce mode) | `scan` | from `min_tiles` of input |
 //! | `select_if`, `unique`, `count_if` | `select` | `select` | from `min_tiles` |
 //! | the partitions' three layouts | `select` | `partition` | from `min_tiles` |
 //! | `select_flagged` | `select` | `flagged` (4- and 8-byte items) | from `min_tiles` |
@@ -70,14 +71,14 @@ pub enum Primitive {
         /// Bytes of an output item.
         output_bytes: usize,
     },
-    /// A reduction with a built-in operator: a scan kernel in reduce mode, which writes one value.
+    /// A reduction with a built-in operator (`cuda/classic/reduce.cuh`).
     Reduce {
         /// The operator.
         op: ScanOp,
         /// The element type.
         ty: Elem,
     },
-    /// arg_min (`max` false) or arg_max: the scan agents in reduce mode over (item, index) pairs.
+    /// arg_min (`max` false) or arg_max (`cuda/classic/reduce.cuh`, over (index, item) pairs).
     ArgReduce {
         /// arg_max rather than arg_min.
         max: bool,
@@ -177,13 +178,16 @@ pub struct Call {
     pub small_grids: bool,
 }
 
-/// How a launch is shaped: one block per tile with a classic row, or one persistent block per SM with a
-/// persistent row. A persistent launch needs its kernel opted in to its ring of shared memory, which
-/// `Workspace::plan_launch` does before it returns one.
+/// How a launch is shaped: one block per tile with a classic row, one persistent block per SM with a
+/// persistent row, or a fixed number of shares of the tiles. A persistent launch needs its kernel opted in
+/// to its ring of shared memory, which `Workspace::plan_launch` does before it returns one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// One block per tile.
     Classic(Tuning),
+    /// One block per share of the tiles: `min(tiles, MAX_SHARES)` blocks, block `b` taking tiles `b`,
+    /// `b + blocks`, … (the reductions, which need no look-back state: `cuda/classic/reduce.cuh`).
+    Shares(Tuning),
     /// One block per SM (at most one per tile), with a ring of tiles in shared memory.
     Persistent(PipeTuning),
 }
@@ -210,7 +214,7 @@ impl Launch {
     /// values: pass the next power of two of their sizes' sum).
     pub fn tile_items(&self, bytes: usize) -> usize {
         match self.shape {
-            Shape::Classic(tuning) => tuning.tile_items(bytes),
+            Shape::Classic(tuning) | Shape::Shares(tuning) => tuning.tile_items(bytes),
             Shape::Persistent(pipe) => pipe.tile_bytes() / bytes,
         }
     }
@@ -241,18 +245,22 @@ fn classic(call: &Call) -> Result<Launch> {
         let tuning = kernels::tuning(row, bytes);
         Launch { kernel, row, shape: Shape::Classic(tuning), tiles: call.n.div_ceil(tuning.tile_items(bytes)) }
     };
+    let shares = |kernel, bytes: usize| {
+        let tuning = kernels::tuning(Algo::Reduce, bytes);
+        Launch { kernel, row: Algo::Reduce, shape: Shape::Shares(tuning), tiles: call.n.div_ceil(tuning.tile_items(bytes)) }
+    };
     Ok(match call.primitive {
         Primitive::Scan { op, ty } => {
             let kernel = kernels::scan_kernel(op.kind(), ty.dtype).ok_or_else(|| unsupported(op, ty))?;
             tiled(kernel, Algo::Scan, ty.bytes)
         }
         Primitive::Reduce { op, ty } => {
-            let kernel = kernels::scan_kernel(op.kind(), ty.dtype).ok_or_else(|| unsupported(op, ty))?;
-            tiled(kernel, Algo::Scan, ty.bytes)
+            let kernel = kernels::reduce_kernel(op.kind(), ty.dtype).ok_or_else(|| unsupported(op, ty))?;
+            shares(kernel, ty.bytes)
         }
         Primitive::ArgReduce { max, ty } => {
             let kernel = if max { kernels::arg_max_kernel(ty.dtype) } else { kernels::arg_min_kernel(ty.dtype) };
-            tiled(kernel, Algo::Scan, ty.bytes)
+            shares(kernel, ty.bytes)
         }
         Primitive::UserScan { kernels, input_bytes, output_bytes }
         | Primitive::UserReduce { kernels, input_bytes, output_bytes } => {
@@ -318,18 +326,10 @@ fn persistent(call: &Call) -> Option<Launch> {
             let pipe = kernels::pipe_tuning(Algo::Scan);
             (Algo::Scan, pipe, Some(kernels.persistent), bytes, Some(bytes), [b.input, b.output, 0])
         }
-        // The reductions read like the scans and write one value, anywhere: only the input is bulk-copied.
-        Primitive::Reduce { op, ty } => {
-            let bytes = n.saturating_mul(ty.bytes);
-            let kernel = kernels::pipe_scan_kernel(op.kind(), ty.dtype);
-            (Algo::Scan, kernels::pipe_tuning(Algo::Scan), kernel, bytes, Some(bytes), [b.input, 0, 0])
-        }
-        Primitive::ArgReduce { max, ty } => {
-            let bytes = n.saturating_mul(ty.bytes);
-            let kernel =
-                if max { kernels::pipe_arg_max_kernel(ty.dtype) } else { kernels::pipe_arg_min_kernel(ty.dtype) };
-            (Algo::Scan, kernels::pipe_tuning(Algo::Scan), Some(kernel), bytes, Some(bytes), [b.input, 0, 0])
-        }
+        // The reductions of built-in operators have no look-back to hide: the shares are their only shape.
+        Primitive::Reduce { .. } | Primitive::ArgReduce { .. } => return None,
+        // A user reduction reads like the user scan and writes one value, anywhere: only the input is
+        // bulk-copied.
         Primitive::UserReduce { kernels, input_bytes, .. } => {
             let bytes = n.saturating_mul(input_bytes);
             let pipe = kernels::pipe_tuning(Algo::Scan);
@@ -540,10 +540,9 @@ pub struct Grid {
 
 /// The shape of `launch` on a GPU of `sms` SMs; `None` for more than `u32::MAX` tiles.
 pub fn grid(launch: &Launch, sms: u32) -> Option<Grid> {
-    let blocks = u32::try_from(launch.tiles).ok()?;
     Some(match launch.shape {
         Shape::Classic(tuning) => Grid {
-            blocks,
+            blocks: u32::try_from(launch.tiles).ok()?,
             threads: tuning.block_threads,
             shared_bytes: 0,
             backoff: default_backoff(tuning, launch.tiles),
@@ -551,14 +550,31 @@ pub fn grid(launch: &Launch, sms: u32) -> Option<Grid> {
         },
         // The persistent agent never sleeps: its look-ahead polls aggregates off the critical path.
         Shape::Persistent(pipe) => Grid {
-            blocks: blocks.min(sms),
+            blocks: u32::try_from(launch.tiles).ok()?.min(sms),
             threads: pipe.block_threads(),
             shared_bytes: pipe.ring_bytes() as u32,
             backoff: Backoff { first_poll_ns: 0, poll_ns: 0 },
             prefetch: false,
         },
+        // No look-back: no back-off, nothing to prefetch. At least one block, which writes an empty
+        // input's identity.
+        Shape::Shares(tuning) => Grid {
+            blocks: launch.tiles.clamp(1, MAX_SHARES) as u32,
+            threads: tuning.block_threads,
+            shared_bytes: 0,
+            backoff: Backoff { first_poll_ns: 0, poll_ns: 0 },
+            prefetch: false,
+        },
     })
 }
+
+/// The most blocks of a reduction ([`Shape::Shares`]), each folding a share of the tiles. The count is
+/// fixed by the item count alone, so a reduction groups its items the same way on every GPU and every run
+/// (its float sums are deterministic). 2048 blocks of 256 threads are about two waves on an H100 or H200
+/// (132 SMs × 8 blocks): enough for the last wave to keep HBM busy, few enough that the last block folds
+/// the shares' 2048 values in about a microsecond. The workspace keeps an entry per share
+/// (`Workspace`'s header).
+pub const MAX_SHARES: usize = 2048;
 
 /// Below this many tiles a grid runs in about one wave on an H200 (132 SMs × 8 blocks): predecessors
 /// publish almost together, so waiting long before polling only adds latency.

@@ -1,14 +1,20 @@
 //! Device-wide reductions: the total of a built-in or user operator, and the index of the least or
-//! greatest item. Each is one launch of the scan agents in reduce mode (`ScanParams::reduce`): every tile
-//! publishes its aggregate and resolves its prefix as a scan's does, and the tile that holds the last item
-//! writes the total, so a reduction reads its input once and writes one value. It keeps what the scans
-//! have: both engines, calls sized on the device ([`Workspace::with_count`]), graph capture, and
-//! run-to-run identical float sums under [`Workspace::set_deterministic`].
+//! greatest item. Each is one launch that reads its input once and writes one value, sized on the host
+//! or on the device ([`Workspace::with_count`]) and capturable in a CUDA graph.
+//!
+//! - Built-in operators and arg_min / arg_max need no order between tiles: a fixed number of blocks
+//!   (at most `plan::MAX_SHARES`, set by the item count alone) each fold a share of the tiles, and the
+//!   last block to finish folds the shares (`cuda/classic/reduce.cuh`). No look-back, and float sums
+//!   that are the same bits on every run and every GPU.
+//! - User operators need not commute: they run the scan agents in reduce mode (`ScanParams::reduce`),
+//!   every tile publishing its aggregate and resolving its prefix as a scan's does, and the tile that
+//!   holds the last item writing the total. They keep the scans' two engines and their run-to-run
+//!   identical float results under [`Workspace::set_deterministic`].
 use crate::element::Element;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::launch::{ScanParams, Workspace, check_room, same_context};
+use crate::launch::{FINISHED_WORD, PARTIALS_WORD, ReduceParams, ScanParams, Workspace, check_room, same_context};
 use crate::op::ScanOp;
 use crate::plan::{Buffers, Elem, Primitive};
 use crate::rtc::{DeviceType, UserScanOp};
@@ -49,17 +55,15 @@ unsafe impl<T: Element> DeviceRepr for ArgItem<T> {}
 // anything.
 unsafe impl<T: Element> ValidAsZeroBits for ArgItem<T> {}
 
-/// The indices an arg reduction can carry: below `ArgPair`'s `ARG_NONE` (`cuda/core/arg_policy.cuh`), which
-/// the status entries hold in 44 bits.
-const MAX_ARG_ITEMS: usize = (1 << 44) - 1;
-
 impl Workspace {
     /// Reduction: `output[0] = input[0] op … op input[n-1]`; an empty input gives the operator's identity
     /// (see [`host::reduce`](crate::host::reduce)). Writes only `output[0]`. Runs on `input`'s stream and
     /// does not block the host.
     ///
-    /// Float sums are grouped by tiles, so they match a sequential sum only within rounding, and may
-    /// differ in the last bits from run to run unless [`Workspace::set_deterministic`] is on.
+    /// Float sums are grouped by tiles, so they match a sequential sum only within rounding. The grouping
+    /// depends on nothing but the item count and the element type, so the result is the same bits on
+    /// every run, on every GPU, whatever the input's alignment ([`Workspace::set_deterministic`] is not
+    /// needed).
     ///
     /// # Errors
     /// [`Error::OutputTooSmall`] if `output` is empty; [`Error::Unsupported`] for a bitwise operator on
@@ -87,8 +91,7 @@ impl Workspace {
         O: DevicePtrMut<T>,
     {
         op.check(T::DTYPE)?;
-        let primitive = Primitive::Reduce { op, ty: Elem::of::<T>() };
-        self.reduce_raw(input, output, primitive, size_of::<T>())
+        self.reduce_raw(input, output, Primitive::Reduce { op, ty: Elem::of::<T>() })
     }
 
     /// The index and value of the least item: `output[0] = ArgItem { index, value }`. Ties, -0.0 against
@@ -98,8 +101,7 @@ impl Workspace {
     /// timing.
     ///
     /// # Errors
-    /// [`Error::OutputTooSmall`] if `output` is empty; [`Error::Unsupported`] for inputs of 2^44 - 1
-    /// items or more (the index travels in 44 bits); [`Error::ContextMismatch`],
+    /// [`Error::OutputTooSmall`] if `output` is empty; [`Error::ContextMismatch`],
     /// [`Error::KernelsNotBuilt`], [`Error::Driver`].
     ///
     /// # Example
@@ -145,11 +147,7 @@ impl Workspace {
         I: DevicePtr<T>,
         O: DevicePtrMut<ArgItem<T>>,
     {
-        if input.len() >= MAX_ARG_ITEMS {
-            let operation = if max { "arg_max of 2^44 - 1 items or more" } else { "arg_min of 2^44 - 1 items or more" };
-            return Err(crate::Error::Unsupported { operation, dtype: T::DTYPE.name() });
-        }
-        self.reduce_raw(input, output, Primitive::ArgReduce { max, ty: Elem::of::<T>() }, size_of::<T>())
+        self.reduce_raw(input, output, Primitive::ArgReduce { max, ty: Elem::of::<T>() })
     }
 
     /// Reduction with a user operator: `output[0] = store(load(input[0]) ⊕ … ⊕ load(input[n-1]))`, and
@@ -201,19 +199,13 @@ impl Workspace {
         self.enter(&stream)?;
         let (kernels, _) = crate::rtc::scan_kernels(stream.context(), &op.code)?;
         let primitive = Primitive::UserReduce { kernels, input_bytes: size_of::<In>(), output_bytes: size_of::<Out>() };
-        self.reduce_raw(input, output, primitive, size_of::<In>())
+        self.reduce_raw(input, output, primitive)
     }
 
-    /// The reduction launch of `primitive`, whose kernel reads items of `item_bytes`. An empty input still
-    /// launches one block, which writes the identity: the result is written on the stream, as for any
-    /// other size, and a call sized on the device behaves the same way.
-    fn reduce_raw<In, R, I, O>(
-        &mut self,
-        input: &I,
-        output: &mut O,
-        primitive: Primitive,
-        item_bytes: usize,
-    ) -> Result<()>
+    /// The reduction launch of `primitive`. An empty input still launches one block, which writes the
+    /// identity: the result is written on the stream, as for any other size, and a call sized on the
+    /// device behaves the same way.
+    fn reduce_raw<In, R, I, O>(&mut self, input: &I, output: &mut O, primitive: Primitive) -> Result<()>
     where
         I: DevicePtr<In>,
         O: DevicePtrMut<R>,
@@ -223,20 +215,29 @@ impl Workspace {
         let stream: Arc<CudaStream> = input.stream().clone();
         same_context(&stream, output.stream())?;
         self.enter(&stream)?;
-        debug_assert!(item_bytes > 0);
         let (src, _read) = input.device_ptr(&stream);
         let (dst, _write) = output.device_ptr_mut(&stream);
         // Planned for at least one item, so that an empty input has its one block.
         let launch =
             self.plan_launch(&stream, primitive, n.max(1), Buffers { input: src, output: dst, ..Buffers::default() })?;
-        self.launch(&stream, launch, |lb, _| ScanParams {
+        if let Primitive::UserReduce { .. } = primitive {
+            return self.launch(&stream, launch, |lb, _| ScanParams {
+                input: src,
+                output: dst,
+                n: n as u64,
+                seed: 0,
+                exclusive: 0,
+                reduce: 1,
+                lb,
+            });
+        }
+        self.launch(&stream, launch, |lb, _| ReduceParams {
             input: src,
             output: dst,
+            partials: lb.header + 8 * PARTIALS_WORD as u64,
+            finished: lb.header + 8 * FINISHED_WORD as u64,
+            items: lb.items,
             n: n as u64,
-            seed: 0,
-            exclusive: 0,
-            reduce: 1,
-            lb,
         })
     }
 }

@@ -197,7 +197,8 @@ fn scans_replay_with_device_sizes() {
 fn reductions_replay_with_device_sizes() {
     let _serial = serial();
     let Some(stream) = capture_stream() else { return };
-    let tile = lookback::__private::scan_tile_items(4);
+    // The reductions' count of finished blocks must be zero again after every replay.
+    let tile = lookback::__private::reduce_tile_items(4);
     let capacity = 6 * tile + 5;
     for engine in ENGINES {
         let mut ws = workspace(&stream, engine, capacity);

@@ -52,12 +52,11 @@ fn a_scan_kernel_exists_exactly_for_supported_pairs() {
     let keyed = 3 * 4 * DType::ALL.len() + pipe_keyed + 3 * 4 * 3 + 3 * 3;
     let encodings = 4 * 5 + pipe_encodings + 4 + 1 + 2 * 2;
     let flagged = 2;
-    // arg_min and arg_max per type, classic and persistent (the reductions of built-in operators are the
-    // scan kernels).
-    let arg = 2 * 2 * DType::ALL.len();
+    // The reductions: one per scan pair, and arg_min and arg_max per type.
+    let reductions = count + 2 * DType::ALL.len();
     assert_eq!(
         lookback::__private::ALL_KERNELS.len(),
-        2 * count + 4 * DType::ALL.len() + keyed + encodings + flagged + arg
+        2 * count + 4 * DType::ALL.len() + keyed + encodings + flagged + reductions
     );
 }
 

@@ -2,8 +2,8 @@
 //! tuning row and tile, on which engine, and where the thresholds between them lie (`src/plan.rs`). A
 //! change of any choice fails here first; a deliberate one updates the pin and says why in the log.
 use lookback::__private::plan::{
-    Algo, Buffers, Call, Elem, Launch, Mode, Plan, Primitive, RunsMode, Shape, encode_small_grid_items, grid, plan,
-    small_grid_tiles,
+    Algo, Buffers, Call, Elem, Launch, MAX_SHARES, Mode, Plan, Primitive, RunsMode, Shape, encode_small_grid_items,
+    grid, plan, small_grid_tiles,
 };
 use lookback::half::{bf16, f16};
 use lookback::{DType, Engine, ScanOp};
@@ -99,8 +99,6 @@ fn persistent_primitives() -> Vec<(Primitive, usize)> {
     let mut all = Vec::new();
     for ty in elems() {
         all.push((scan(ScanOp::Sum, ty), ty.bytes));
-        all.push((Primitive::Reduce { op: ScanOp::Min, ty }, ty.bytes));
-        all.push((Primitive::ArgReduce { max: true, ty }, ty.bytes));
         for mode in [Mode::Compact, Mode::Count, Mode::PartitionReverse, Mode::PartitionSplit, Mode::PartitionStable] {
             all.push((select(ty, mode), ty.bytes));
         }
@@ -123,16 +121,21 @@ fn persistent_primitives() -> Vec<(Primitive, usize)> {
     all
 }
 
+/// An operator's name in kernel names.
+fn op_kernel_name(op: ScanOp) -> &'static str {
+    match op {
+        ScanOp::BitAnd => "and",
+        ScanOp::BitOr => "or",
+        ScanOp::BitXor => "xor",
+        _ => op.name(),
+    }
+}
+
 #[test]
 fn scans_take_the_scan_kernels_and_rows() {
     for ty in elems() {
         for op in ScanOp::ALL.into_iter().filter(|op| op.supports(ty.dtype)) {
-            let op_name = match op {
-                ScanOp::BitAnd => "and",
-                ScanOp::BitOr => "or",
-                ScanOp::BitXor => "xor",
-                _ => op.name(),
-            };
+            let op_name = op_kernel_name(op);
             let p = planned(&call(scan(op, ty), 1 << 28, Engine::Auto));
             assert_eq!(name(&p.classic), format!("lookback_scan_{op_name}_{}", ty.dtype.name()));
             assert_eq!(p.classic.row, Algo::Scan);
@@ -145,28 +148,32 @@ fn scans_take_the_scan_kernels_and_rows() {
     assert!(plan(&call(scan(ScanOp::BitAnd, Elem::of::<f32>()), 10, Engine::Auto)).is_err());
 }
 
-/// The reductions take the scan agents' tiles: the scan kernels themselves for built-in operators, the
-/// arg kernels for arg_min and arg_max, on both engines, with the scan's thresholds.
+/// The reductions of built-in operators and arg_min / arg_max take the reduction kernels on the `reduce`
+/// row, never the persistent engine, with at most MAX_SHARES blocks (one for an input of one tile).
 #[test]
-fn reductions_take_the_scan_rows() {
+fn reductions_take_the_shares() {
     for ty in elems() {
         let t = ty.dtype.name();
-        for op in ScanOp::ALL.into_iter().filter(|op| op.supports(ty.dtype)) {
-            let (reduce, scan_plan) = (Primitive::Reduce { op, ty }, scan(op, ty));
-            for n in [1, 1 << 20, 1 << 28] {
-                let (r, s) = (planned(&call(reduce, n, Engine::Auto)), planned(&call(scan_plan, n, Engine::Auto)));
-                assert_eq!(r, s, "{op:?} {t} n={n}: a reduction plans as its scan");
+        let tile = planned(&call(Primitive::ArgReduce { max: false, ty }, 1, Engine::Auto)).classic.tile_items(ty.bytes);
+        assert_eq!(tile * ty.bytes, 16384, "{t}: 16 KB tiles");
+        let mut primitives: Vec<(Primitive, String)> = ScanOp::ALL
+            .into_iter()
+            .filter(|op| op.supports(ty.dtype))
+            .map(|op| (Primitive::Reduce { op, ty }, format!("lookback_reduce_{}_{t}", op_kernel_name(op))))
+            .collect();
+        primitives.push((Primitive::ArgReduce { max: false, ty }, format!("lookback_arg_min_{t}")));
+        primitives.push((Primitive::ArgReduce { max: true, ty }, format!("lookback_arg_max_{t}")));
+        for (primitive, kernel) in primitives {
+            for engine in [Engine::Auto, Engine::Classic, Engine::Persistent] {
+                for (n, blocks) in [(1, 1), (tile, 1), (tile + 1, 2), (1 << 28, MAX_SHARES)] {
+                    let p = planned(&call(primitive, n, engine));
+                    assert_eq!(p.persistent, None, "{kernel}: no persistent reduction");
+                    assert_eq!((name(&p.classic), p.classic.row), (kernel.as_str(), Algo::Reduce));
+                    assert_eq!(p.classic.tiles, n.div_ceil(tile));
+                    let g = grid(&p.classic, 132).expect("a reduction always has a grid");
+                    assert_eq!(g.blocks as usize, blocks, "{kernel} n={n}");
+                }
             }
-        }
-        for (max, dir) in [(false, "min"), (true, "max")] {
-            let p = planned(&call(Primitive::ArgReduce { max, ty }, 1 << 28, Engine::Auto));
-            assert_eq!((name(&p.classic), p.classic.row), (format!("lookback_arg_{dir}_{t}").as_str(), Algo::Scan));
-            let pipe = p.persistent.expect("2^28 items are above the scan row's min_tiles");
-            assert_eq!((name(&pipe), pipe.row), (format!("lookback_pipe_arg_{dir}_{t}").as_str(), Algo::Scan));
-            let scan_plan = planned(&call(scan(ScanOp::Min, ty), 1 << 28, Engine::Auto));
-            assert_eq!((p.classic.tiles, pipe.tiles), (scan_plan.classic.tiles, scan_plan.persistent.unwrap().tiles));
-            // Below the scan's threshold, the classic engine.
-            assert_eq!(planned(&call(Primitive::ArgReduce { max, ty }, 1000, Engine::Auto)).persistent, None);
         }
     }
 }
@@ -459,15 +466,14 @@ fn unaligned_buffers_take_the_classic_kernels() {
         // [input, output, values, flags]
         match primitive {
             Primitive::Scan { .. } | Primitive::UserScan { .. } => [true, true, false, false],
-            // A reduction writes one value, wherever it is.
-            Primitive::Reduce { .. } | Primitive::ArgReduce { .. } | Primitive::UserReduce { .. } => {
-                [true, false, false, false]
-            }
+            // A user reduction writes one value, wherever it is.
+            Primitive::UserReduce { .. } => [true, false, false, false],
+            // No persistent kernel.
+            Primitive::Reduce { .. } | Primitive::ArgReduce { .. } | Primitive::Partition3 { .. } => unreachable!(),
             Primitive::Select { flagged, .. } => [true, false, false, flagged],
             Primitive::Encode { .. } => [true, false, false, false],
             Primitive::ReduceByKey { .. } | Primitive::UniqueByKey { .. } => [true, false, true, false],
             Primitive::ScanByKey { .. } => [true, true, true, false],
-            Primitive::Partition3 { .. } => unreachable!(),
         }
     };
     for (primitive, _) in persistent_primitives() {

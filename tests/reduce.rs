@@ -1,7 +1,8 @@
 //! Device-wide reductions against the host reference: `reduce` for every type × operator, `arg_min` and
 //! `arg_max` for every type (ties across tiles, NaNs, signed zeros), and user operators (non-commutative
-//! ones included), on both engines, at sizes around tile boundaries, sized on the device and empty, with
-//! poisoned outputs whose guard items must survive; deterministic float sums; the typed errors.
+//! ones included, on both engines), at sizes around tile boundaries and where the reductions' shares wrap
+//! around, sized on the device and empty, unaligned, with poisoned outputs whose guard items must
+//! survive; float sums that repeat bit for bit; the typed errors.
 mod common;
 
 use common::{GUARD, Rng, TestElement, gpu, nvrtc, random_vec};
@@ -16,17 +17,18 @@ fn ops_for<T: TestElement>() -> Vec<ScanOp> {
     ScanOp::ALL.into_iter().filter(|op| op.supports(T::DTYPE)).collect()
 }
 
-/// Sizes around the tile boundaries of `engine` (the reductions take the scans' tiles): empty, one item,
-/// tile ± 1, several tiles, and enough tiles that the classic look-back slides over more than one
-/// 32-tile window, or that every persistent block goes round its ring several times.
-fn edge_sizes<T: TestElement>(engine: Engine) -> Vec<usize> {
-    if engine == Engine::Persistent {
-        let t = lookback::__private::pipe_scan_tile_items(size_of::<T>());
-        let odd = (16 / size_of::<T>()).max(2) - 1;
-        return vec![0, 1, 2, 31, t - 1, t, t + 1, t + odd, 2 * t + odd, 131 * t + 1, 133 * t, 1700 * t + odd];
+/// Sizes around the reductions' tile boundaries: empty, one item, tile ± 1, a partial last chunk, several
+/// tiles, and more tiles than shares where the 4-byte and larger types stay small enough: the striding
+/// wraps, and the last, partial tile falls to a share that already had full ones.
+fn edge_sizes<T: TestElement>() -> Vec<usize> {
+    let t = lookback::__private::reduce_tile_items(size_of::<T>());
+    let odd = (16 / size_of::<T>()).max(2) - 1;
+    let mut sizes = vec![0, 1, 2, 31, t - 1, t, t + 1, t + odd, 2 * t - 1, 3 * t + 5, 33 * t + 7, 97 * t + 3];
+    if size_of::<T>() >= 4 {
+        let shares = lookback::__private::plan::MAX_SHARES;
+        sizes.extend([shares * t - 1, shares * t + odd, (2 * shares + 3) * t + 7]);
     }
-    let t = lookback::__private::scan_tile_items(size_of::<T>());
-    vec![0, 1, 2, 31, t - 1, t, t + 1, 2 * t - 1, 2 * t + 1, 3 * t + 5, 32 * t, 33 * t + 7, 97 * t + 3]
+    sizes
 }
 
 /// A float sum's total against the sequential one: the GPU groups by tiles, the bound is check_scan's at
@@ -122,20 +124,16 @@ fn tie_heavy<T: TestElement>(n: usize, seed: u64) -> Vec<T> {
 fn edge_sizes_all<T: TestElement>() {
     let Some(stream) = gpu() else { return };
     let mut ws = Workspace::new(&stream);
-    for engine in [Engine::Classic, Engine::Persistent] {
-        ws.set_engine(engine);
-        for (k, n) in edge_sizes::<T>(engine).into_iter().enumerate() {
-            let nan = if T::ACC_EPS > 0.0 { 0.02 } else { 0.0 };
-            let input: Vec<T> = random_vec(n, 500 + k as u64, nan);
-            for op in ops_for::<T>() {
-                // Sums of NaN-free data, so that the tolerance means something.
-                let data = if op == ScanOp::Sum { random_vec(n, 900 + k as u64, 0.0) } else { input.clone() };
-                check_reduce(&stream, &mut ws, &data, op).unwrap_or_else(|e| panic!("{engine:?}: {e}"));
-            }
-            check_arg(&stream, &mut ws, &input).unwrap_or_else(|e| panic!("{engine:?} random: {e}"));
-            check_arg(&stream, &mut ws, &tie_heavy::<T>(n, k as u64))
-                .unwrap_or_else(|e| panic!("{engine:?} ties: {e}"));
+    for (k, n) in edge_sizes::<T>().into_iter().enumerate() {
+        let nan = if T::ACC_EPS > 0.0 { 0.02 } else { 0.0 };
+        let input: Vec<T> = random_vec(n, 500 + k as u64, nan);
+        for op in ops_for::<T>() {
+            // Sums of NaN-free data, so that the tolerance means something.
+            let data = if op == ScanOp::Sum { random_vec(n, 900 + k as u64, 0.0) } else { input.clone() };
+            check_reduce(&stream, &mut ws, &data, op).unwrap();
         }
+        check_arg(&stream, &mut ws, &input).unwrap_or_else(|e| panic!("random: {e}"));
+        check_arg(&stream, &mut ws, &tie_heavy::<T>(n, k as u64)).unwrap_or_else(|e| panic!("ties: {e}"));
     }
 }
 
@@ -202,38 +200,38 @@ fn one_shots_and_empty_inputs() {
 #[test]
 fn reductions_sized_on_the_device() {
     let Some(stream) = gpu() else { return };
-    let t = lookback::__private::scan_tile_items(8);
+    let t = lookback::__private::reduce_tile_items(8);
     let capacity = 40 * t + 3;
     let input: Vec<f64> = random_vec(capacity, 21, 0.0);
     let d_in = stream.clone_htod(&input).unwrap();
     let mut count = stream.alloc_zeros::<u64>(1).unwrap();
-    for engine in [Engine::Classic, Engine::Persistent] {
-        let mut ws = Workspace::new(&stream);
-        ws.set_engine(engine);
-        for n in [0, 1, t - 1, t + 1, 33 * t, capacity] {
-            stream.memcpy_htod(&[n as u64], &mut count).unwrap();
-            let mut total = stream.clone_htod(&[f64::poison(); 1 + GUARD]).unwrap();
-            let mut arg = stream.clone_htod(&[ArgItem { index: 7, value: 0.5f64 }; 2]).unwrap();
-            ws.with_count(&count, |ws| {
-                ws.reduce_into(&d_in, &mut total, ScanOp::Max)?;
-                ws.arg_min_into(&d_in, &mut arg)
-            })
-            .unwrap();
-            let got = stream.clone_dtoh(&total).unwrap();
-            let want = host::reduce(&input[..n], ScanOp::Max).unwrap();
-            assert!(got[0] == want || (got[0].is_nan() && want.is_nan()), "{engine:?} n={n}: {} != {want}", got[0]);
-            assert!(got[1..].iter().all(|g| *g == f64::poison()), "{engine:?} n={n}: wrote past the result");
-            let got = stream.clone_dtoh(&arg).unwrap();
-            assert_eq!(got[0].get(), host::arg_min(&input[..n]), "{engine:?} n={n}");
-            assert_eq!(got[1], ArgItem { index: 7, value: 0.5 }, "{engine:?} n={n}: wrote past the result");
-        }
+    let mut ws = Workspace::new(&stream);
+    for n in [0, 1, t - 1, t + 1, 33 * t, capacity, capacity + 5] {
+        stream.memcpy_htod(&[n as u64], &mut count).unwrap();
+        let mut total = stream.clone_htod(&[f64::poison(); 1 + GUARD]).unwrap();
+        let mut arg = stream.clone_htod(&[ArgItem { index: 7, value: 0.5f64 }; 2]).unwrap();
+        ws.with_count(&count, |ws| {
+            ws.reduce_into(&d_in, &mut total, ScanOp::Max)?;
+            ws.arg_min_into(&d_in, &mut arg)
+        })
+        .unwrap();
+        // A count above the capacity is taken as the capacity.
+        let n = n.min(capacity);
+        let got = stream.clone_dtoh(&total).unwrap();
+        let want = host::reduce(&input[..n], ScanOp::Max).unwrap();
+        assert!(got[0] == want || (got[0].is_nan() && want.is_nan()), "n={n}: {} != {want}", got[0]);
+        assert!(got[1..].iter().all(|g| *g == f64::poison()), "n={n}: wrote past the result");
+        let got = stream.clone_dtoh(&arg).unwrap();
+        assert_eq!(got[0].get(), host::arg_min(&input[..n]), "n={n}");
+        assert_eq!(got[1], ArgItem { index: 7, value: 0.5 }, "n={n}: wrote past the result");
     }
 }
 
-/// Under set_deterministic, float sums come out bit for bit the same on every run, on both engines, while
-/// other streams load the GPU; the default mode's result agrees within rounding.
+/// Float sums come out bit for bit the same on every run while other streams load the GPU, whatever the
+/// workspace's engine and deterministic settings, and for an unaligned view of the same items (read item
+/// by item in the same order); they agree with the sequential sum within rounding.
 #[test]
-fn deterministic_float_sums_repeat_bit_for_bit() {
+fn float_sums_repeat_bit_for_bit() {
     let Some(stream) = gpu() else { return };
     let ctx = stream.context().clone();
     let n = (1 << 22) + 12_345;
@@ -241,31 +239,60 @@ fn deterministic_float_sums_repeat_bit_for_bit() {
     let d = stream.clone_htod(&input).unwrap();
     let wide: Vec<f64> = random_vec(n / 2 + 7, 8, 0.0);
     let d_wide = stream.clone_htod(&wide).unwrap();
+    // The same items one f32 further into a buffer: an input that is not 16-byte aligned.
+    let mut shifted = vec![7.0f32];
+    shifted.extend_from_slice(&input);
+    let d_shifted = stream.clone_htod(&shifted).unwrap();
     // Load: scans on two other streams, running while the reductions run.
     let others: Vec<_> = (0..2).map(|_| ctx.new_stream().unwrap()).collect();
     let load: Vec<_> = others.iter().map(|s| s.clone_htod(&input).unwrap()).collect();
-    for engine in [Engine::Classic, Engine::Persistent] {
+    let (mut first, mut first_wide) = (None, None);
+    for run in 0..60 {
         let mut ws = Workspace::new(&stream);
-        ws.set_engine(engine);
-        ws.set_deterministic(true);
-        let mut first = None;
-        let mut first_wide = None;
-        for run in 0..40 {
-            for (s, buf) in others.iter().zip(&load) {
-                let mut scratch = s.alloc_zeros::<f32>(n).unwrap();
-                Workspace::new(s).inclusive_scan_into(buf, &mut scratch, ScanOp::Sum).unwrap();
-            }
-            let mut out = stream.alloc_zeros::<f32>(1).unwrap();
-            ws.reduce_into(&d, &mut out, ScanOp::Sum).unwrap();
-            let bits = stream.clone_dtoh(&out).unwrap()[0].to_bits();
-            assert_eq!(*first.get_or_insert(bits), bits, "{engine:?} run {run}: f32 sum changed");
-            let mut out = stream.alloc_zeros::<f64>(1).unwrap();
-            ws.reduce_into(&d_wide, &mut out, ScanOp::Sum).unwrap();
-            let bits = stream.clone_dtoh(&out).unwrap()[0].to_bits();
-            assert_eq!(*first_wide.get_or_insert(bits), bits, "{engine:?} run {run}: f64 sum changed");
+        ws.set_engine([Engine::Auto, Engine::Classic, Engine::Persistent][run % 3]);
+        ws.set_deterministic(run % 2 == 1);
+        for (s, buf) in others.iter().zip(&load) {
+            let mut scratch = s.alloc_zeros::<f32>(n).unwrap();
+            Workspace::new(s).inclusive_scan_into(buf, &mut scratch, ScanOp::Sum).unwrap();
         }
-        let got = f32::from_bits(first.unwrap());
-        assert!(same_total(&input, got, host::reduce(&input, ScanOp::Sum).unwrap(), ScanOp::Sum), "{engine:?}: {got}");
+        let mut out = stream.alloc_zeros::<f32>(1).unwrap();
+        if run % 4 == 3 {
+            ws.reduce_into(&d_shifted.slice(1..), &mut out, ScanOp::Sum).unwrap();
+        } else {
+            ws.reduce_into(&d, &mut out, ScanOp::Sum).unwrap();
+        }
+        let bits = stream.clone_dtoh(&out).unwrap()[0].to_bits();
+        assert_eq!(*first.get_or_insert(bits), bits, "run {run}: f32 sum changed");
+        let mut out = stream.alloc_zeros::<f64>(1).unwrap();
+        ws.reduce_into(&d_wide, &mut out, ScanOp::Sum).unwrap();
+        let bits = stream.clone_dtoh(&out).unwrap()[0].to_bits();
+        assert_eq!(*first_wide.get_or_insert(bits), bits, "run {run}: f64 sum changed");
+    }
+    let got = f32::from_bits(first.unwrap());
+    assert!(same_total(&input, got, host::reduce(&input, ScanOp::Sum).unwrap(), ScanOp::Sum), "{got}");
+}
+
+/// Inputs that are not 16-byte aligned (views that start 1 to 3 items into a buffer) are read item by
+/// item: every operator and the arg reductions are still exact.
+#[test]
+fn unaligned_inputs() {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let t = lookback::__private::reduce_tile_items(2);
+    let data: Vec<u16> = random_vec(5 * t + 11, 31, 0.0);
+    let ties = tie_heavy::<f16>(5 * t + 11, 32);
+    let (d, d_ties) = (stream.clone_htod(&data).unwrap(), stream.clone_htod(&ties).unwrap());
+    for skip in 1..4 {
+        for op in ops_for::<u16>() {
+            let mut out = stream.clone_htod(&[u16::poison()]).unwrap();
+            ws.reduce_into(&d.slice(skip..), &mut out, op).unwrap();
+            assert_eq!(stream.clone_dtoh(&out).unwrap()[0], host::reduce(&data[skip..], op).unwrap(), "{op:?} +{skip}");
+        }
+        let mut out = stream.clone_htod(&[ArgItem { index: 3, value: f16::ONE }]).unwrap();
+        ws.arg_max_into(&d_ties.slice(skip..), &mut out).unwrap();
+        let got = stream.clone_dtoh(&out).unwrap()[0].get();
+        let want = host::arg_max(&ties[skip..]);
+        assert_eq!(got.map(|(i, v)| (i, v.to_bits())), want.map(|(i, v)| (i, v.to_bits())), "arg_max +{skip}");
     }
 }
 
@@ -336,10 +363,22 @@ fn user_reductions_match_the_closures() {
     // SAFETY: a pure expression.
     let sum = unsafe { UserScanOp::new("a + b", "0.0f", |a: f32, b: f32| a + b, 0.0) }.unwrap();
     let steps = step_op();
+    // Sizes around the user scans' tiles (the agents a user reduction runs on): empty, one item, tile ± 1,
+    // enough tiles that the classic look-back slides over more than one 32-tile window, or that every
+    // persistent block goes round its ring several times.
+    let sizes = |engine| {
+        if engine == Engine::Persistent {
+            let t = lookback::__private::pipe_scan_tile_items(4);
+            vec![0, 1, 2, 31, t - 1, t, t + 1, 2 * t + 3, 131 * t + 1, 133 * t, 1700 * t + 3]
+        } else {
+            let t = lookback::__private::user_scan_tile_items(4, 4);
+            vec![0, 1, 2, 31, t - 1, t, t + 1, 2 * t - 1, 3 * t + 5, 32 * t, 33 * t + 7, 97 * t + 3]
+        }
+    };
     let mut ws = Workspace::new(&stream);
     for engine in [Engine::Classic, Engine::Persistent] {
         ws.set_engine(engine);
-        for (k, n) in edge_sizes::<f32>(engine).into_iter().enumerate() {
+        for (k, n) in sizes(engine).into_iter().enumerate() {
             let xs: Vec<f32> = random_vec(n, 40 + k as u64, 0.0);
             let d = stream.clone_htod(&xs).unwrap();
             let mut user = stream.clone_htod(&[f32::poison(); 2]).unwrap();
@@ -349,18 +388,12 @@ fn user_reductions_match_the_closures() {
             let (user, builtin) = (stream.clone_dtoh(&user).unwrap(), stream.clone_dtoh(&builtin).unwrap());
             assert_eq!(user[1], f32::poison(), "{engine:?} n={n}: wrote past the result");
             assert!(same_total(&xs, user[0], host::reduce_user(&xs, &sum), ScanOp::Sum), "{engine:?} n={n}");
-            // A float sum may group differently from the built-in one only if the agents do: they do not.
-            // An empty input gives each operator's identity: the user's +0.0, the built-in -0.0.
+            // The built-in reduction groups by shares, the user one by the scan's tiles: equal within
+            // rounding. An empty input gives each operator's identity: the user's +0.0, the built-in -0.0.
             if n == 0 {
                 assert_eq!((user[0].to_bits(), builtin[0].to_bits()), (0, (-0.0f32).to_bits()), "{engine:?}");
             } else {
-                assert_eq!(
-                    user[0].to_bits(),
-                    builtin[0].to_bits(),
-                    "{engine:?} n={n}: user sum {} != {}",
-                    user[0],
-                    builtin[0]
-                );
+                assert!(same_total(&xs, user[0], builtin[0], ScanOp::Sum), "{engine:?} n={n}: {} != {}", user[0], builtin[0]);
             }
 
             let items: Vec<u16> = random_vec(n, 70 + k as u64, 0.0);
@@ -395,28 +428,42 @@ fn user_reductions_match_the_closures() {
     assert!(matches!(err, Error::UnsupportedSize { role: "accumulator", .. }), "{err}");
 }
 
-/// Compute-sanitizer cases (`run.sh sanitize BIN sanitizer_cases`): both engines, partial and many tiles,
-/// 1-, 4- and 8-byte items, arg pairs in both status layouts, empty inputs, deterministic sums.
+/// Compute-sanitizer cases (`run.sh sanitize BIN sanitizer_cases`): partial and many tiles, the shares
+/// wrapping around, 1-, 2-, 4- and 8-byte items, unaligned inputs, arg pairs, empty inputs, and a user
+/// reduction on both engines.
 #[test]
 fn sanitizer_cases() {
     let Some(stream) = gpu() else { return };
     let mut ws = Workspace::new(&stream);
-    for engine in [Engine::Persistent, Engine::Classic] {
-        ws.set_engine(engine);
-        let t = lookback::__private::pipe_scan_tile_items(4).max(lookback::__private::scan_tile_items(4));
-        for (k, n) in [0, 1, 5, t + 3, 7 * t + 1, 300 * t + 1].into_iter().enumerate() {
-            let input: Vec<i32> = random_vec(n, k as u64, 0.0);
-            check_reduce(&stream, &mut ws, &input, ScanOp::Sum).unwrap();
-            check_arg(&stream, &mut ws, &tie_heavy::<i32>(n, k as u64)).unwrap();
+    let t = lookback::__private::reduce_tile_items(4);
+    let shares = lookback::__private::plan::MAX_SHARES;
+    for (k, n) in [0, 1, 5, t + 3, 7 * t + 1, 300 * t + 1, shares * t + 5].into_iter().enumerate() {
+        let input: Vec<i32> = random_vec(n, k as u64, 0.0);
+        check_reduce(&stream, &mut ws, &input, ScanOp::Sum).unwrap();
+        check_arg(&stream, &mut ws, &tie_heavy::<i32>(n, k as u64)).unwrap();
+    }
+    let t8 = lookback::__private::reduce_tile_items(8);
+    check_arg(&stream, &mut ws, &tie_heavy::<f64>(40 * t8 + 3, 9)).unwrap();
+    check_reduce(&stream, &mut ws, &random_vec::<u8>(3 * t + 15, 10, 0.0), ScanOp::BitXor).unwrap();
+    check_arg(&stream, &mut ws, &tie_heavy::<f16>(2 * t + 1, 11)).unwrap();
+    check_reduce(&stream, &mut ws, &random_vec::<f32>(90 * t + 7, 12, 0.0), ScanOp::Sum).unwrap();
+    let data: Vec<f64> = random_vec(9 * t8 + 5, 13, 0.0);
+    let d = stream.clone_htod(&data).unwrap();
+    let mut out = stream.alloc_zeros::<f64>(1).unwrap();
+    ws.reduce_into(&d.slice(1..), &mut out, ScanOp::Min).unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap()[0], host::reduce(&data[1..], ScanOp::Min).unwrap());
+    if nvrtc() {
+        // SAFETY: a pure expression of its two operands.
+        let op = unsafe { UserScanOp::new("a + b", "0", |a: u64, b: u64| a.wrapping_add(b), 0) }.unwrap();
+        for engine in [Engine::Persistent, Engine::Classic] {
+            ws.set_engine(engine);
+            let input: Vec<u64> = random_vec(200 * t8 + 3, 14, 0.0);
+            let d = stream.clone_htod(&input).unwrap();
+            let mut out = stream.alloc_zeros::<u64>(1).unwrap();
+            ws.reduce_user_into(&d, &mut out, &op).unwrap();
+            let want = input.iter().fold(0u64, |a, &b| a.wrapping_add(b));
+            assert_eq!(stream.clone_dtoh(&out).unwrap()[0], want, "{engine:?}");
         }
-        let t8 = lookback::__private::pipe_scan_tile_items(8);
-        check_arg(&stream, &mut ws, &tie_heavy::<f64>(40 * t8 + 3, 9)).unwrap();
-        check_reduce(&stream, &mut ws, &random_vec::<u8>(3 * t + 15, 10, 0.0), ScanOp::BitXor).unwrap();
-        check_arg(&stream, &mut ws, &tie_heavy::<f16>(2 * t + 1, 11)).unwrap();
-        ws.set_deterministic(true);
-        check_reduce(&stream, &mut ws, &random_vec::<f32>(90 * t + 7, 12, 0.0), ScanOp::Sum).unwrap();
-        check_reduce(&stream, &mut ws, &random_vec::<f64>(90 * t8 + 7, 13, 0.0), ScanOp::Sum).unwrap();
-        ws.set_deterministic(false);
     }
 }
 

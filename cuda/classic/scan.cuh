@@ -17,7 +17,7 @@
 // In place (`out == in`, same item size) is safe: a tile reads only its own items, all of them before
 // the first barrier, and writes only those same items, after it.
 //
-// A reduction (ScanParams::reduce, or a REDUCE_ONLY policy such as arg_min's) stops after the look-back:
+// A reduction (ScanParams::reduce: user operators; classic/reduce.cuh takes the built-in ones) stops after the look-back:
 // every tile still publishes its aggregate and resolves its prefix (that chain is how the total reaches
 // the last tile), and the tile holding the last item writes seed ⊕ all items to out[0]. Its other warps
 // leave once the aggregate is known, so a reduction reads each item once and writes one value.
@@ -82,7 +82,7 @@ template <class P> struct ScanAgent {
         // Past the items, and an empty launch (a device count of 0): nothing to scan. An empty reduction
         // still has a result: the seed, or the identity.
         if (bt.idle(IO::TILE_ITEMS) || bt.n == 0) {
-            if ((P::REDUCE_ONLY || p.reduce) && bt.n == 0 && bt.tile == 0 && threadIdx.x == 0)
+            if (p.reduce && bt.n == 0 && bt.tile == 0 && threadIdx.x == 0)
                 write_total(p, p.exclusive ? P::seed(p.seed) : Op::template identity<A>());
             return;
         }
@@ -92,7 +92,7 @@ template <class P> struct ScanAgent {
         const In* in = static_cast<const In*>(p.in) + start;
         Out* out = static_cast<Out*>(p.out) + start;
         // A reduction writes one value, wherever `out` points.
-        const bool reduce = P::REDUCE_ONLY || p.reduce;
+        const bool reduce = p.reduce;
         const bool vector_io = valid == IO::TILE_ITEMS && IO::aligned(p.in) && (reduce || IO::aligned(p.out));
         const A identity = Op::template identity<A>();
 
@@ -131,7 +131,7 @@ template <class P> struct ScanAgent {
             }
             return;
         }
-        if constexpr (!P::REDUCE_ONLY) scan_rest(p, s, state, tile, valid, vector_io, out, seed, aggregate, own);
+        scan_rest(p, s, state, tile, valid, vector_io, out, seed, aggregate, own);
     }
 
     // A reduction's result, by the one thread that has it.

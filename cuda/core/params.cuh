@@ -39,6 +39,19 @@ struct ScanParams {
     LookbackParams lb;
 };
 
+// A reduction of a built-in operator, or arg_min / arg_max (classic/reduce.cuh): no look-back. Block b
+// of the G = gridDim.x blocks (fixed by the host from n alone) folds its share of the tiles into
+// partials[2b..2b+2); the last block to finish (counted in *finished) folds the shares' values and writes
+// the policy's Total to out[0].
+struct ReduceParams {
+    const void* in;
+    void* out;
+    uint64_t* partials;      // 2 words per block (the workspace holds MAX_SHARES entries: src/plan.rs)
+    uint64_t* finished;      // blocks finished; zero between launches (the last block puts it back)
+    const uint64_t* items;   // null, or the item count of a call sized on the device (bounded by n)
+    uint64_t n;
+};
+
 // What decides that an item is selected.
 enum : uint32_t { SOURCE_PRED = 0, SOURCE_FLAGS = 1, SOURCE_UNIQUE = 2 };
 // Where selected (and rejected) items go.
@@ -109,6 +122,7 @@ struct Partition3Params {
 
 // The Rust mirrors assert the same sizes (src/launch/params.rs).
 static_assert(sizeof(lookback::LookbackParams) == 40, "LookbackParams layout changed: update src/launch/params.rs");
+static_assert(sizeof(lookback::ReduceParams) == 48, "ReduceParams layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::ScanParams) == 80, "ScanParams layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::Partition3Params) == 648, "Partition3Params layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::RunsParams) == 120, "RunsParams layout changed: update src/launch/params.rs");

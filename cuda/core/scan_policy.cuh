@@ -11,13 +11,12 @@
 //                          a tile as it arrives, striped; the persistent one reduces lane-major);
 //   PAD_IS_IDENTITY        whether load(pad()) is the identity, so padding may be combined like items;
 //                          else the agents skip it by index (the tile's `valid`);
-//   load_at(In, index) -> A  what an item contributes where the agents reduce in tile order and know its
-//                          index (every policy: load(x), or the item with its index for arg_min);
-//   REDUCE_ONLY            whether the policy only reduces (arg_min): the agents then compile no scan
-//                          path, and load and store may be absent;
-//   Total, total(A)        what a reduction (ScanParams::reduce) writes to out[0].
+//   load_at(In, index) -> A  what an item contributes where the agents know its index (every policy:
+//                          load(x), or the item with its index for arg_min);
+//   Total, total(A)        what a reduction writes to out[0] (ScanParams::reduce, classic/reduce.cuh).
 // The built-in scans are BuiltinScan<T, Op>: In = Out = T, A = Acc<T>::type; user scans compiled at run
-// time are rtc/scan.cuh's UserScan; arg_min and arg_max are arg_policy.cuh's ArgReduce.
+// time are rtc/scan.cuh's UserScan. arg_min and arg_max are arg_policy.cuh's ArgReduce, which only the
+// reduction agent (classic/reduce.cuh) takes, and which has no load, store or pad.
 #pragma once
 #include "ops.cuh"
 #include "tuning.cuh"
@@ -32,7 +31,6 @@ template <class T, class Op_> struct BuiltinScan {
     using Op = Op_;
     static constexpr bool COMMUTATIVE = true;  // every built-in operator commutes
     static constexpr bool PAD_IS_IDENTITY = true;
-    static constexpr bool REDUCE_ONLY = false;
     using Total = Out;
     static __device__ __forceinline__ A load(In x) { return Acc<T>::load(x); }
     static __device__ __forceinline__ A load_at(In x, uint64_t) { return load(x); }

@@ -51,6 +51,10 @@
 // 72.0 / 902.3 and 25.8 / 68.9 / 879.4, 192 × 8 32.3 / 99.8 / 1412.9; the run agent 26.8 / 73.9 / 968.7
 // and 23.8 / 68.4 / 879.5). 192 × 16 keeps the 4-byte row's 192 threads and 6 blocks per SM.
 //
+// `reduce` is the tile of the reductions (classic/reduce.cuh), which have no look-back (so no delays): a
+// block folds tiles of its share one after the other, each thread with its 4 chunks (64 bytes) in flight
+// at once, as the scans' 16 KB tiles.
+//
 // Why these numbers (H200, benches/log): 16-byte coalesced accesses and 16 KB tiles, up to 8 blocks
 // per SM, keep HBM busy. The delays are for large grids: sleeping 2.5 us before the first poll and 1 us
 // between polls measured best for the i32 scan at 2^24-2^28 (0.68 → 0.81 of memcpy at 2^28 against
@@ -83,7 +87,11 @@
     X(scan_by_key, 8, 192, 7, 1000, 500) \
     X(heads, 4, 192, 5, 1000, 500)       \
     X(heads_encode, 4, 192, 8, 1000, 500) \
-    X(heads_encode, 8, 192, 8, 1000, 500)
+    X(heads_encode, 8, 192, 8, 1000, 500) \
+    X(reduce, 1, 256, 4, 0, 0)           \
+    X(reduce, 2, 256, 4, 0, 0)           \
+    X(reduce, 4, 256, 4, 0, 0)           \
+    X(reduce, 8, 256, 4, 0, 0)
 
 // The persistent, warp-specialised agents (persistent/scan_work.cuh), one row per algorithm:
 // `X(algorithm, compute_warps, chunks_per_lane, stages, reduce_ahead, min_tiles, writer_warps)`. A tile is
@@ -149,7 +157,7 @@
 
 namespace lookback {
 
-enum class Algo { scan, select, partition, flagged, runs, encode, encode_small, scan_by_key, heads, heads_encode };
+enum class Algo { scan, select, partition, flagged, runs, encode, encode_small, scan_by_key, heads, heads_encode, reduce };
 
 template <int BLOCK_THREADS_, int CHUNKS_PER_THREAD_> struct TileShape {
     static constexpr int BLOCK_THREADS = BLOCK_THREADS_;

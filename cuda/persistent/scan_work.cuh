@@ -10,7 +10,7 @@
 // output item size differs from the input's, a lane's chunk of input items becomes a span of output
 // items, stored with the widest accesses its size allows.
 //
-// A reduction (ScanParams::reduce, or a REDUCE_ONLY policy) scans no tile: like count_if it needs no
+// A reduction (ScanParams::reduce) scans no tile: like count_if it needs no
 // prefix but the last tile's, and `finish` writes the total to out[0], which need not be aligned.
 //
 // In place (`out == in`, same item size) is safe: a tile's bytes are all in shared memory (its `full` phase completed)
@@ -56,7 +56,7 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
     static __device__ __forceinline__ A initial(const Params& p) {
         return p.exclusive ? P::seed(p.seed) : Op::template identity<A>();
     }
-    static __device__ __forceinline__ bool reduces(const Params& p) { return P::REDUCE_ONLY || p.reduce; }
+    static __device__ __forceinline__ bool reduces(const Params& p) { return p.reduce; }
     static __device__ __forceinline__ bool needs_prefix(const Params& p) { return !reduces(p); }
     // Called once, with seed ⊕ every item (the seed alone for an empty launch).
     static __device__ __forceinline__ void finish(const Params& p, A total) {
@@ -112,9 +112,7 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
 
     static __device__ __forceinline__ void scan_tile(const Params& p, Slot& slot, const uint4* tile, uint64_t start,
                                                      int valid, A carry) {
-        if constexpr (!P::REDUCE_ONLY) {
-            if (!p.reduce) scan_items(p, slot, tile, start, valid, carry);
-        }
+        if (!p.reduce) scan_items(p, slot, tile, start, valid, carry);
     }
 
     template <class Slot_>

@@ -34,7 +34,6 @@ template <class U> struct UserScan {
     static constexpr bool COMMUTATIVE = false;
     // load is a transform: padding is skipped by index, whatever it holds.
     static constexpr bool PAD_IS_IDENTITY = false;
-    static constexpr bool REDUCE_ONLY = false;
     // A reduction with the user's operator writes its total as an output item.
     using Total = Out;
     static __device__ __forceinline__ A load(In x) { return U::load(x); }

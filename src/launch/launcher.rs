@@ -83,8 +83,9 @@ impl Workspace {
         launch: Launch,
         make: impl FnOnce(LookbackParams, u64) -> P,
     ) -> Result<()> {
-        let tiles = launch.tiles;
-        debug_assert!(tiles > 0, "empty inputs launch nothing (invariant 6)");
+        // Tiles that need look-back state: the reductions' shares need none beyond the header.
+        let tiles = if matches!(launch.shape, Shape::Shares(_)) { 0 } else { launch.tiles };
+        debug_assert!(launch.tiles > 0, "empty inputs launch nothing (invariant 6)");
         self.check_context(stream)?;
         let too_many = || Error::Unsupported { operation: "more than 2^31 tiles in one call", dtype: "any" };
         let func = kernels::function(stream.context(), launch.kernel)?;
@@ -126,7 +127,7 @@ impl Workspace {
         let params = make(lookback, base + 8);
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `launch.kernel` takes (the caller pairs them). The workspace holds
-        // two regions of `STATUS_WORDS·status_tiles` status words (16-byte aligned: HEADER is two words),
+        // two regions of `STATUS_WORDS·status_tiles` status words (16-byte aligned: HEADER is even),
         // status_tiles = region_entries(capacity) and capacity >= tiles (room for the anchor entries too),
         // after the counter; the caller's buffers are valid for the lengths it put in `P` and stay
         // borrowed (with their guards) until after this launch is enqueued. A persistent launch gets the

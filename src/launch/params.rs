@@ -40,6 +40,21 @@ pub(crate) struct ScanParams {
     pub lb: LookbackParams,
 }
 
+/// Mirrors `ReduceParams` of `cuda/core/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ReduceParams {
+    pub input: u64,
+    pub output: u64,
+    /// The shares' values: two words per block.
+    pub partials: u64,
+    /// The count of finished blocks, zero between launches.
+    pub finished: u64,
+    /// The device count of a call sized on the device ([`Workspace::with_count`]), or 0.
+    pub items: u64,
+    pub n: u64,
+}
+
 /// Mirrors `SelectParams` of `cuda/core/params.cuh`, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -94,6 +109,7 @@ pub(crate) struct Partition3Params {
 const _: () = assert!(
     size_of::<LookbackParams>() == 40
         && size_of::<ScanParams>() == 80
+        && size_of::<ReduceParams>() == 48
         && size_of::<SelectParams>() == 384
         && size_of::<RunsParams>() == 120
         && size_of::<Partition3Params>() == 648
@@ -102,6 +118,7 @@ const _: () = assert!(
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
 unsafe impl DeviceRepr for LookbackParams {}
 unsafe impl DeviceRepr for ScanParams {}
+unsafe impl DeviceRepr for ReduceParams {}
 unsafe impl DeviceRepr for SelectParams {}
 unsafe impl DeviceRepr for RunsParams {}
 unsafe impl DeviceRepr for Partition3Params {}

@@ -3,6 +3,7 @@
 use super::{Backoff, Engine, is_capturing, same_context};
 use crate::error::{Error, Result};
 use crate::kernels::{self, Kernel};
+use crate::plan::MAX_SHARES;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, sys};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,8 +18,15 @@ pub(super) struct DeviceInfo {
     pub smem_optin: usize,
 }
 
-/// Words before the status words: the launch word (`cuda/core/tile_state.cuh`) and one scratch word.
-pub(super) const HEADER: usize = 2;
+/// The reductions' count of finished blocks (`ReduceParams::finished` in `cuda/core/params.cuh`): zero
+/// between launches.
+pub(crate) const FINISHED_WORD: usize = 2;
+/// The first of the reductions' share entries: two words for each of `MAX_SHARES` blocks.
+pub(crate) const PARTIALS_WORD: usize = 4;
+/// Words before the status words: the launch word (`cuda/core/tile_state.cuh`), one scratch word, the
+/// reductions' finished count, a word of padding and their share entries (16-byte aligned: they are read
+/// and written as 16-byte vectors).
+pub(super) const HEADER: usize = PARTIALS_WORD + 2 * MAX_SHARES;
 /// Status words per tile: one for the one-word formats, two for the 16-byte entries (`WideState`,
 /// `WidePairState`, 8-byte `RunsPairState` in `cuda/core/tile_state.cuh`).
 const STATUS_WORDS: usize = 2;
@@ -26,7 +34,10 @@ const STATUS_WORDS: usize = 2;
 /// the other (`cuda/core/tile_state.cuh`), so no host step ever clears status words.
 const REGIONS: usize = 2;
 // The 16-byte entries must be 16-byte aligned: the status words start HEADER words into the buffer.
-const _: () = assert!(HEADER.is_multiple_of(2), "status words start 16-byte aligned");
+const _: () = assert!(
+    HEADER.is_multiple_of(2) && PARTIALS_WORD.is_multiple_of(2),
+    "status words and share entries start 16-byte aligned"
+);
 /// Status entries of one region for `capacity` tiles: one per tile, then, from the top down, one per
 /// window of 32 tiles for the anchors of the deterministic look-back (`anchor_entry` in
 /// `cuda/core/lookback.cuh`), which must stay above every tile's entry.
@@ -40,7 +51,7 @@ pub(super) const MAX_TILES: usize = 1 << 31;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
-/// Every primitive needs a small device workspace (about 33 bytes per tile, a tile being a few thousand
+/// Every primitive needs a small device workspace (32 KB, plus about 33 bytes per tile, a tile being a few thousand
 /// items). The one-shot functions of this crate allocate one per call; keep a `Workspace` and call its
 /// methods instead to make repeated calls allocate nothing. Status words are tagged with a per-launch
 /// epoch that the kernels keep in the workspace's own device memory, so a reused workspace needs no
@@ -84,8 +95,8 @@ pub(super) const MAX_TILES: usize = 1 << 31;
 #[derive(Debug)]
 pub struct Workspace {
     stream: Arc<CudaStream>,
-    /// `[launch word, scratch, status × REGIONS·STATUS_WORDS·region_entries(capacity)]`, allocated on
-    /// first use.
+    /// `[launch word, scratch, finished count, padding, share entries × 2·MAX_SHARES, status ×
+    /// REGIONS·STATUS_WORDS·region_entries(capacity)]`, allocated on first use.
     pub(super) buf: Option<CudaSlice<u64>>,
     pub(super) capacity: usize,
     /// Earlier buffers of a workspace that was used in a stream capture: a graph may still launch with
@@ -187,8 +198,9 @@ impl Workspace {
     /// a tile's prefix is its window's prefix plus the same tree over the tiles before it in its window. This
     /// covers every float sum: [`inclusive_scan_into`](Workspace::inclusive_scan_into) and the other scans,
     /// the scans by key, [`reduce_by_key_into`](Workspace::reduce_by_key_into) and
-    /// [`reduce_into`](Workspace::reduce_into), for `f32`, `f64`, `f16` and `bf16` (accumulated in
-    /// `f32`), and user operators ([`crate::rtc::UserScanOp`], whose grouping is fixed the same way), in
+    /// [`reduce_user_into`](Workspace::reduce_user_into), for `f32`, `f64`, `f16` and `bf16`
+    /// (accumulated in `f32`), and user operators ([`crate::rtc::UserScanOp`], whose grouping is fixed
+    /// the same way), in
     /// place or not, on both engines, sized on the host or on the device, and in CUDA graphs (the setting
     /// is read when a call is made or captured).
     ///
@@ -202,6 +214,8 @@ impl Workspace {
     /// it differs from it by rounding as before.
     ///
     /// Integer results and float min/max are exact and already deterministic: their kernels do not change.
+    /// [`reduce_into`](Workspace::reduce_into) needs no setting: its grouping is always fixed by the item
+    /// count alone (on every GPU and for every alignment of the input).
     /// The cost is one more status read per tile (its window's anchor), overlapped with the usual one;
     /// measured in `benches/STATUS.md` (the `_det` rows).
     ///
