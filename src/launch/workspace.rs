@@ -51,9 +51,10 @@ pub(super) const MAX_TILES: usize = 1 << 31;
 
 /// Reusable look-back state: tile-status words and the dynamic tile counter.
 ///
-/// Every primitive needs a small device workspace (32 KB, plus about 33 bytes per tile, a tile being a few thousand
-/// items). The one-shot functions of this crate allocate one per call; keep a `Workspace` and call its
-/// methods instead to make repeated calls allocate nothing. Status words are tagged with a per-launch
+/// Every primitive needs a small device workspace (32 KB for the reductions' shares, plus about 33 bytes
+/// per tile, a tile being a few thousand items). The one-shot functions of this crate allocate one per
+/// call; keep a `Workspace` and call its methods instead to make repeated calls allocate nothing. Status
+/// words are tagged with a per-launch
 /// epoch that the kernels keep in the workspace's own device memory, so a reused workspace needs no
 /// clearing launch (each call is one kernel launch), and a call captured in a CUDA graph is correct
 /// however often the graph is replayed.
