@@ -17,6 +17,7 @@
 //! | [`run_length_encode`], [`run_end_encode`], [`non_trivial_runs`] (+ `Workspace::*_into`) | run encodings; lengths are [`RunLength`] (`u32`/`u64`); results are [`Runs`] |
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`rtc::UserPred`] | your own predicate in CUDA C++, compiled at run time (NVRTC) into the same kernels; any [`Predicate`] goes where a `Pred` does |
+//! | [`rtc::UserScanOp`] | your own associative operator in CUDA C++ for the scans ([`inclusive_scan_user`], …), reductions ([`reduce_user`]) and keyed primitives ([`reduce_by_key_user`], [`inclusive_scan_by_key_user`], [`exclusive_scan_by_key_user`]) |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`Workspace::with_count`], [`graph::capture`] | sizes in device memory, and pipelines captured in a CUDA graph and replayed (see [`graph`]) |
 //! | [`Engine`] | classic look-back or, on sm_90+, the persistent warp-specialised engine (scans at 0.97 of memcpy); chosen per call by default |

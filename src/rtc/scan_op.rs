@@ -26,6 +26,12 @@ use std::sync::Arc;
 /// `#[repr(C)]` structs. Items of 1, 2, 4, 8 or 16 bytes (the larger of `In` and `Out` at most 8 times the
 /// smaller), accumulators of 1, 2, 4 or 8 bytes.
 ///
+/// The keyed primitives take it too: [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into)
+/// and the scans by key ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into),
+/// [`Workspace::exclusive_scan_by_key_user_into`](crate::Workspace::exclusive_scan_by_key_user_into)) combine each
+/// run's values in order with it, on the classic run agent only, for values `In` and accumulators of 1, 2, 4
+/// or 8 bytes and results `Out` of `In`'s size ([`UserScanOp::compile_by_key`]).
+///
 /// The code is compiled at run time by NVRTC into the crate's own scan agents (classic and persistent),
 /// cached like [`UserPred`](super::UserPred)'s ([module docs](crate::rtc)); [`UserScanOp::compile`]
 /// compiles ahead of the first call. [`host::inclusive_scan_user`](crate::host::inclusive_scan_user) runs
