@@ -475,6 +475,8 @@ fn transforms_and_float_keys_match_the_host() {
         return;
     }
     let mut ws = Workspace::new(&stream);
+    // No persistent kernel is compiled for user operators: forcing that engine still runs the run agent.
+    ws.set_engine(lookback::Engine::Persistent);
     let op = folded_abs_sum();
     let t = tile::<f32, i32>();
     for n in boundary_sizes(t) {
