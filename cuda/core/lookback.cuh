@@ -158,14 +158,13 @@ __device__ __forceinline__ A fold_anchors(const State& state, const LookbackPara
         end -= 32;
         prefixes = __ballot_sync(0xffffffffu, read_anchors<Op>(state, lb, end, value) == STATUS_P);
     }
-    // Then forward to window k: each window of anchors from its highest P (or from its start), lane by lane.
-    // A P in the last lane leaves nothing to fold: its 32 shuffles are skipped (the warp agrees on it), which
-    // folding nothing would have left the same bits.
+    // Then forward to window k: each window of anchors from its highest P (or from its start), lane by lane
+    // (warp_fold_tail: the fold of warp_fold_in_order, with fewer shuffles when few lanes are left).
     A exclusive = Op::template identity<A>();
     while (true) {
         const int highest_p = prefixes ? 31 - __clz((int)prefixes) : -1;
         if (highest_p >= 0) exclusive = shfl_from(value, highest_p);
-        if (highest_p < 31) exclusive = warp_fold_in_order<Op>(exclusive, value, highest_p + 1, 32);
+        exclusive = warp_fold_tail<Op>(exclusive, value, highest_p + 1);
         end += 32;
         if (end > k) return exclusive;
         prefixes = __ballot_sync(0xffffffffu, read_anchors<Op>(state, lb, end, value) == STATUS_P);

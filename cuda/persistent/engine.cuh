@@ -440,6 +440,9 @@ template <class Work> struct PipeEngine {
     // before it, by the same tree's scan). Whichever tiles a block took and whenever it read them, the
     // bits depend only on the input and the tile partition. The engine has no P states, so nothing else
     // changes: the look-ahead reads aggregates as it always does, up to DET_WINDOWS windows per round trip.
+    // (The classic agents' P of keyed tiles with a head, "Keyed sums" in core/lookback.cuh, has no
+    // counterpart to restore here: the engine publishes aggregates only, and its look-ahead reads those of
+    // every tile between a block's tiles in either mode.)
     static constexpr int DET_WINDOWS = 4;
 
     // Lane l: the aggregate of tile `first` + l (first + l < end, else the identity), waiting out X.
