@@ -197,7 +197,7 @@ fn mixed_keys(n: usize, tile: usize, seed: u64) -> Vec<i32> {
     let mut key = 0i32;
     while keys.len() < n {
         let r = rng.next_u64();
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             let len = tile * (1 + (r >> 8) as usize % 70) + (r >> 24) as usize % tile;
             keys.extend(std::iter::repeat_n(key, len.min(n - keys.len())));
             key += 1;
