@@ -5,7 +5,8 @@
 //! the bits of every run with the first. The results are also checked against the host, so the ordered
 //! path is tested for being right, not only for being repeatable. Both engines, every float type, the
 //! scans (inclusive, exclusive, in place), the scans by key and reduce_by_key, at 2^24 items and at sizes
-//! around tile boundaries.
+//! around tile boundaries; keyed sums on keys whose runs cross many tiles, and on short runs mixed with
+//! them (keyed tiles with a head publish their inclusive prefix in the deterministic mode too).
 mod common;
 
 use common::{TestElement, check_scan, gpu, random_vec};
@@ -185,6 +186,33 @@ fn tile_aligned_keys(n: usize, tile: usize, aligned: usize, seed: u64) -> Vec<i3
     keys
 }
 
+/// Keys that mix stretches of short runs (1-8 items, over up to 40 tiles) with long runs of 1-70 whole
+/// tiles and a part of one, starting anywhere in a tile. In the classic deterministic look-back a keyed tile
+/// with a head publishes its inclusive prefix (P) and its successors may stop there, while a run spanning
+/// whole headless tiles goes through the anchors (`cuda/core/lookback.cuh`, "Keyed sums"): here P's sit
+/// before, inside and after headless stretches that cross windows of 32 tiles and their anchors.
+fn mixed_keys(n: usize, tile: usize, seed: u64) -> Vec<i32> {
+    let mut rng = common::Rng::new(seed);
+    let mut keys = Vec::with_capacity(n);
+    let mut key = 0i32;
+    while keys.len() < n {
+        let r = rng.next_u64();
+        if r.is_multiple_of(3) {
+            let len = tile * (1 + (r >> 8) as usize % 70) + (r >> 24) as usize % tile;
+            keys.extend(std::iter::repeat_n(key, len.min(n - keys.len())));
+            key += 1;
+        } else {
+            let end = (keys.len() + 1 + (r >> 8) as usize % (40 * tile)).min(n);
+            while keys.len() < end {
+                let len = 1 + (rng.next_u64() % 8) as usize;
+                keys.extend(std::iter::repeat_n(key, len.min(end - keys.len())));
+                key += 1;
+            }
+        }
+    }
+    keys
+}
+
 /// reduce_by_key and the inclusive scan by key (sum), deterministic, `runs` times each, on keys in runs
 /// of up to `max_run` items.
 fn keyed_case<V: TestElement>(
@@ -319,6 +347,10 @@ fn keyed_sums_of_2_24_items_repeat_bit_for_bit() {
         keyed_case::<f64>(&stream, &mut ws, &mut load, BIG, 200_000, RUNS);
         // f16 sums stay below 65504 (the largest f16) in runs of up to 1000 values below 100.
         keyed_case::<f16>(&stream, &mut ws, &mut load, BIG, 1000, RUNS / 4);
+        // Short runs (tiles with heads, which publish P) around long headless runs.
+        let tile = lookback::__private::runs_tile_items(4);
+        keyed_case_on::<f32>(&stream, &mut ws, &mut load, mixed_keys(BIG, tile, 41), RUNS);
+        keyed_case_on::<f64>(&stream, &mut ws, &mut load, mixed_keys(BIG, tile, 43), RUNS);
     }
 }
 
@@ -365,6 +397,12 @@ fn sizes_around_tile_boundaries_repeat_bit_for_bit() {
             let keys = tile_aligned_keys(100 * tile + 13, tile, 70, tile as u64);
             keyed_case_on::<f32>(&stream, &mut ws, &mut load, keys.clone(), 5);
             keyed_case_on::<f64>(&stream, &mut ws, &mut load, keys, 5);
+            // Short runs around long headless ones, ending around windows of 32 tiles.
+            for (i, n) in [32 * tile - 1, 32 * tile + 1, 97 * tile, 300 * tile + 5].into_iter().enumerate() {
+                let keys = mixed_keys(n, tile, (tile + i) as u64);
+                keyed_case_on::<f32>(&stream, &mut ws, &mut load, keys.clone(), 10);
+                keyed_case_on::<f64>(&stream, &mut ws, &mut load, keys, 10);
+            }
         }
     }
 }
@@ -407,6 +445,8 @@ fn sanitizer_cases() {
         // Anchors whose tiles start with a head (classic heads tile: reduce_by_key of i32 keys, f32 values).
         if let Some(tile) = lookback::__private::heads_tile_items(4, 4) {
             keyed_case_on::<f32>(&stream, &mut ws, &mut load, tile_aligned_keys(40 * tile + 5, tile, 33, 7), 2);
+            // Tiles with heads publishing P among headless ones (the keyed way out of the anchors).
+            keyed_case_on::<f32>(&stream, &mut ws, &mut load, mixed_keys(70 * tile + 9, tile, 11), 2);
         }
     }
 }

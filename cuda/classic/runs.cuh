@@ -65,6 +65,9 @@ template <class Op, bool SEGMENTED> struct PairOp {
 // The counts add exactly; the values are as order-sensitive as the operator that combines them.
 template <class Op, bool SEGMENTED, class V>
 struct OrderSensitive<PairOp<Op, SEGMENTED>, RunPair<V>> : OrderSensitive<Op, V> {};
+// The segmented operator: a stretch with a head has a value no grouping of earlier stretches changes, which
+// the deterministic look-back uses to let such tiles publish P ("Keyed sums" in core/lookback.cuh).
+template <class Op> struct CutsAtHeads<PairOp<Op, true>> : std::true_type {};
 
 // How the run agent turns values into accumulators and back. The built-in operators accumulate an element
 // in its Acc type and write the element type; an operator compiled at run time (rtc/by_key.cuh) brings its

@@ -31,9 +31,38 @@
 // So tile 32k+p's exclusive prefix is E_k ⊕ S_k(p): its bits depend only on the input and the tile
 // partition. Nothing waits for a P: a walk that finds anchors with only A folds their W forward; anchor
 // entries are 32 times sparser than tiles, so even the first wave of a grid reaches a P in one window.
-// Tiles publish no P of their own in this mode (it would replace the A that window readers combine), and
-// an anchor whose own prefix is not needed (a keyed tile starting with a head) still looks back, for its
-// entry (anchor_duty). Every wait is on a lower tile id, as in the default look-back.
+// Tiles publish no P of their own in this mode (it would replace the A that window readers combine) except
+// keyed tiles with a head (below), and an anchor whose own prefix is not needed (a keyed tile starting with
+// a head) still looks back, for its entry (anchor_duty). Every wait is on a lower tile id, as in the
+// default look-back.
+//
+// Keyed sums (CutsAtHeads: the segmented pair operator of classic/runs.cuh over a float sum). Pairs are
+// (count, value), (c1, v1) ⊕ (c2, v2) = (c1 + c2, c2 > 0 ? v2 : v1 + v2). Three facts about any grouping:
+// (a) its count is exact: counts are integers; (b) its value depends on the counts only through which of
+//     them are zero: the operator tests c2 for zero, and a sum of counts (never negative, never near
+//     2^64) is zero exactly when every term is;
+// (c) if the sequence's last stretch holds a head, its value is that stretch's value, bit for bit: the
+//     right-hand operand at the top contains that stretch, so its count is not zero and its value is
+//     taken unchanged, and so on down to the stretch itself. No float operation touches it.
+// So a tile t with a head knows its inclusive prefix as soon as it has its count: after its anchored
+// prefix E it publishes P_t = E ⊕ a_t = (exact count, a_t's value bits) (resolve_prefix), the same bits
+// whichever way E was found, as in the default mode (where the count is the reason to wait at all).
+// Readers of such a P:
+// * A window reader takes P_t where A_t was: by (b) the tree's values stay the same (both counts are
+//   non-zero), so S_k(p)'s and W_k's values are unchanged; their counts are not, and are not used. If the
+//   highest P before tile 32k+p is at lane l, the tile's prefix is (P_l's count + the A counts of lanes
+//   l+1 … p-1, S_k(p)'s value): the count exact by (a), the value E_k ⊕ S_k(p)'s by (c), S_k(p) holding
+//   tile 32k+l's head, so E_k is not needed at all. An anchor with such a P publishes its entry's P at once,
+//   (exact count, W_k's value) = E_k ⊕ W_k by the same argument.
+// * Otherwise the window before the tile holds only A's (an anchor's W_k, published as A, is exact), and
+//   the look-back goes through the anchor entries as above, each of whose P's is E_j ⊕ W_j however it was
+//   made.
+// Every tile therefore gets the bits of E_k ⊕ S_k(p), the grouping described above (and in the docs of
+// Workspace::set_deterministic), only sooner; the paths differ in which loads they wait for, not in any
+// float operation. Headless tiles never publish P: their inclusive value depends on E_k's grouping. The
+// scans by key publish a tile's aggregate, tile-local count and all, as P as soon as the tile has a head
+// (classic/runs.cuh 4', classic/scan_by_key_tile.cuh): their counts are then not run counts but are zero
+// exactly when the run count is, which is all (b) needs; the scans read only values.
 #pragma once
 #include "ops.cuh"
 #include "tile_state.cuh"
@@ -82,6 +111,10 @@ __device__ __forceinline__ bool lookback_step(const State& state, int64_t end, u
     return false;
 }
 
+// Whether `Op` is the segmented pair operator of the keyed sums (classic/runs.cuh: PairOp<Op, true>, which
+// specialises this): (c1, v1) ⊕ (c2, v2) = (c1 + c2, c2 > 0 ? v2 : v1 ⊕ v2). See "Keyed sums" in the header.
+template <class Op> struct CutsAtHeads : std::false_type {};
+
 // Tiles per deterministic window: one per lane of the look-back warp.
 constexpr int ANCHOR_WINDOW = 32;
 
@@ -125,12 +158,13 @@ __device__ __forceinline__ A fold_anchors(const State& state, const LookbackPara
         end -= 32;
         prefixes = __ballot_sync(0xffffffffu, read_anchors<Op>(state, lb, end, value) == STATUS_P);
     }
-    // Then forward to window k: each window of anchors from its highest P (or from its start), lane by lane.
+    // Then forward to window k: each window of anchors from its highest P (or from its start), lane by lane
+    // (warp_fold_tail: the fold of warp_fold_in_order, with fewer shuffles when few lanes are left).
     A exclusive = Op::template identity<A>();
     while (true) {
         const int highest_p = prefixes ? 31 - __clz((int)prefixes) : -1;
         if (highest_p >= 0) exclusive = shfl_from(value, highest_p);
-        exclusive = warp_fold_in_order<Op>(exclusive, value, highest_p + 1, 32);
+        exclusive = warp_fold_tail<Op>(exclusive, value, highest_p + 1);
         end += 32;
         if (end > k) return exclusive;
         prefixes = __ballot_sync(0xffffffffu, read_anchors<Op>(state, lb, end, value) == STATUS_P);
@@ -138,7 +172,9 @@ __device__ __forceinline__ A fold_anchors(const State& state, const LookbackPara
 }
 
 // The deterministic exclusive prefix of `tile` > 0 whose own value is `aggregate` (warp 0 of its block;
-// every lane gets it). An anchor also publishes its window's entry. See the header.
+// every lane gets it). An anchor also publishes its window's entry. See the header, and "Keyed sums" there
+// for the way out through a P published by a tile with a head (the only P a window entry may hold besides
+// tile 0's).
 template <class Op, class A, class State>
 __device__ __forceinline__ A anchored_lookback(const State& state, uint64_t tile, const LookbackParams& lb,
                                                const A& aggregate) {
@@ -161,6 +197,25 @@ __device__ __forceinline__ A anchored_lookback(const State& state, uint64_t tile
     const A window = shfl_from(scanned, 31);
     const A within = shfl_from(scanned, max(pos - 1, 0));
     const bool anchor_tile = pos == ANCHOR_WINDOW - 1;
+    if constexpr (CutsAtHeads<Op>::value) {
+        // Keyed sums: a P in the window before this tile (the highest, lane l) ends the look-back here.
+        // Its value is its aggregate's, bit for bit, so `within` and `window` are the fixed tree's
+        // (the tree tests counts only for zero); its count is exact, and so is everything above it.
+        const unsigned prefixes = __ballot_sync(0xffffffffu, lane < pos && s == STATUS_P);
+        if (prefixes) {
+            const int l = 31 - __clz((int)prefixes);
+            // Lanes l+1 .. pos-1 hold A's: tile-local counts (below 2^16 each), whose sum fits 32 bits.
+            const uint32_t above = __reduce_add_sync(0xffffffffu, lane > l && lane < pos ? (uint32_t)value.count : 0u);
+            A exclusive = within;
+            exclusive.count = shfl_from(value.count, l) + above;
+            if (anchor_tile && lane == 0) {
+                A inclusive = window;  // E_k ⊕ W_k: W_k's value (W_k holds a head), the exact count
+                inclusive.count = exclusive.count + aggregate.count;
+                state.publish(anchor_entry(lb, k), STATUS_P, inclusive);
+            }
+            return exclusive;
+        }
+    }
     if (anchor_tile && lane == 0) state.publish(anchor_entry(lb, k), STATUS_A, window);
     while (__any_sync(0xffffffffu, as == STATUS_X)) {
         backoff(lb.poll_ns);
@@ -216,14 +271,22 @@ __device__ __forceinline__ A warp_lookback(const State& state, uint64_t tile, co
 // Warp 0 of tile > 0, after the tile published its value (`aggregate`, as A or P): its exclusive prefix
 // (every lane gets it). Then, when `publish`, its inclusive prefix exclusive ⊕ aggregate as P. Under
 // LB_DETERMINISTIC an order-sensitive operator takes anchored_lookback instead and publishes no P of
-// the tile (an anchor publishes its window's entry).
+// the tile (an anchor publishes its window's entry), except a keyed tile with a head, when `publish`
+// ("Keyed sums" in the header).
 template <class Op, class A, class State, int WIDE = 1>
 __device__ __forceinline__ A resolve_prefix(const State& state, uint64_t tile, const LookbackParams& lb,
                                                   const A& aggregate, bool publish = true) {
     if constexpr (OrderSensitive<Op, A>::value) {
         if (lb.flags & LB_DETERMINISTIC) {
             backoff(lb.first_poll_ns);
-            return anchored_lookback<Op, A>(state, tile, lb, aggregate);
+            const A exclusive = anchored_lookback<Op, A>(state, tile, lb, aggregate);
+            if constexpr (CutsAtHeads<Op>::value) {
+                // A keyed tile with a head: exclusive ⊕ aggregate is its aggregate's value, bit for bit, and
+                // the exact count, whichever way the prefix was found ("Keyed sums" in the header).
+                if (publish && aggregate.count > 0 && lane_id() == 0)
+                    state.publish(tile, STATUS_P, Op::apply(exclusive, aggregate));
+            }
+            return exclusive;
         }
     }
     const A exclusive = warp_lookback<Op, A, State, WIDE>(state, tile, lb);

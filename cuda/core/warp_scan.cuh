@@ -74,4 +74,22 @@ template <class Op, class A> __device__ __forceinline__ A warp_fold_in_order(A a
     return acc;
 }
 
+// warp_fold_in_order(acc, x, from, 32), the same combines of the same operands in the same order (so the
+// same bits), for a warp-uniform `from`: when only a few lanes remain, one shuffle per lane folded instead
+// of all 32. The deterministic look-back's anchor fold (core/lookback.cuh) usually folds the one or two
+// anchor entries after the nearest P (none when the nearest anchor already has its P), and its 32 shuffles
+// (64 or 96 words for 8-byte values and pairs) sat on every tile's path to its prefix.
+template <class Op, class A> __device__ __forceinline__ A warp_fold_tail(A acc, A x, int from) {
+    constexpr int FEW = 4;
+    if (from >= 32 - FEW) {
+#pragma unroll
+        for (int i = 0; i < FEW; ++i) {
+            const int l = 32 - FEW + i;
+            if (l >= from) acc = Op::apply(acc, shfl_from(x, l));
+        }
+        return acc;
+    }
+    return warp_fold_in_order<Op>(acc, x, from, 32);
+}
+
 }  // namespace lookback

@@ -22,10 +22,9 @@ use crate::rtc::{DeviceType, UserScanOp};
 /// # Ok::<(), lookback::Error>(())
 /// ```
 pub fn reduce<T: Element>(input: &[T], op: ScanOp) -> Result<T> {
-    let unsupported = || Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() };
-    let mut acc = T::identity(op).ok_or_else(unsupported)?;
+    let mut acc = T::identity(op).ok_or(Error::Unsupported { operation: op.name(), dtype: T::DTYPE.name() })?;
     for &x in input {
-        acc = T::apply(op, acc, x.to_acc()).ok_or_else(unsupported)?;
+        acc = super::apply::<T>(op, acc, x.to_acc())?;
     }
     Ok(T::from_acc(acc))
 }
