@@ -201,8 +201,7 @@ impl Workspace {
     /// the scans by key, [`reduce_by_key_into`](Workspace::reduce_by_key_into) and
     /// [`reduce_user_into`](Workspace::reduce_user_into), for `f32`, `f64`, `f16` and `bf16`
     /// (accumulated in `f32`), and user operators ([`crate::rtc::UserScanOp`], whose grouping is fixed
-    /// the same way), in
-    /// place or not, on both engines, sized on the host or on the device, and in CUDA graphs (the setting
+    /// the same way), in place or not, on both engines, sized on the host or on the device, and in CUDA graphs (the setting
     /// is read when a call is made or captured).
     ///
     /// What is guaranteed: the same input, element type, call and engine give the same bits on every run,
