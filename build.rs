@@ -629,10 +629,27 @@ fn generate(lists: &Lists, sources: &[PathBuf], images: Option<&[PathBuf]>) -> S
     );
     // The reductions (cuda/classic/reduce.cuh): the built-in operators, and arg_min and arg_max, in one
     // fatbin.
-    op_type_table(&mut g, &mut names, ops, types, "reduce_kernel", "The reduction kernel", "reduce", image_of("reduce"));
+    op_type_table(
+        &mut g,
+        &mut names,
+        ops,
+        types,
+        "reduce_kernel",
+        "The reduction kernel",
+        "reduce",
+        image_of("reduce"),
+    );
     for dir in ["min", "max"] {
         let doc = format!("The arg_{dir} kernel of a type.");
-        type_table(&mut g, &mut names, types, &format!("arg_{dir}_kernel"), &doc, &format!("arg_{dir}"), image_of("reduce"));
+        type_table(
+            &mut g,
+            &mut names,
+            types,
+            &format!("arg_{dir}_kernel"),
+            &doc,
+            &format!("arg_{dir}"),
+            image_of("reduce"),
+        );
     }
     type_table(
         &mut g,

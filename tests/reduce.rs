@@ -393,7 +393,12 @@ fn user_reductions_match_the_closures() {
             if n == 0 {
                 assert_eq!((user[0].to_bits(), builtin[0].to_bits()), (0, (-0.0f32).to_bits()), "{engine:?}");
             } else {
-                assert!(same_total(&xs, user[0], builtin[0], ScanOp::Sum), "{engine:?} n={n}: {} != {}", user[0], builtin[0]);
+                assert!(
+                    same_total(&xs, user[0], builtin[0], ScanOp::Sum),
+                    "{engine:?} n={n}: {} != {}",
+                    user[0],
+                    builtin[0]
+                );
             }
 
             let items: Vec<u16> = random_vec(n, 70 + k as u64, 0.0);

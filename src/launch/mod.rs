@@ -8,8 +8,8 @@ mod workspace;
 
 pub(crate) use checks::{Span, check_disjoint, check_room, is_capturing, same_context, zero_counts};
 pub(crate) use params::{Partition3Params, ReduceParams, RunsParams, ScanParams, SelectParams};
-pub(crate) use workspace::{FINISHED_WORD, PARTIALS_WORD};
 pub use workspace::Workspace;
+pub(crate) use workspace::{FINISHED_WORD, PARTIALS_WORD};
 
 /// Back-off of the look-back's polling, in nanoseconds. The defaults come from `cuda/core/tuning.cuh`;
 /// override them with [`Workspace::set_backoff`] (the benchmark sweeps them).
