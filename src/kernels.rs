@@ -229,6 +229,8 @@ pub(crate) fn load_all(ctx: &Arc<CudaContext>) -> Result<usize> {
     let mut kernels: Vec<Kernel> = pipe_kernels().into_iter().map(|(k, _)| k).collect();
     for ty in DType::ALL {
         kernels.extend(SCAN_OPS.iter().filter_map(|&op| scan_kernel(op, ty)));
+        kernels.extend(SCAN_OPS.iter().filter_map(|&op| reduce_kernel(op, ty)));
+        kernels.extend([arg_min_kernel(ty), arg_max_kernel(ty)]);
         kernels.push(select_kernel(ty));
         kernels.push(partition3_kernel(ty));
         for key_bytes in KEY_BYTES {
