@@ -16,7 +16,8 @@
 //
 // The operators must combine in any order: the built-in ones commute, and arg_min / arg_max pick an item
 // by a total order refined by the index, whatever the grouping (core/arg_policy.cuh). The index of each
-// item is its position, which the striped fold knows.
+// item is its position, which the striped fold knows. A thread folds its items one by one in increasing
+// index order (the policy's fold_next), which lets arg_min skip the tie-break by index there.
 //
 // Launch state: the count of finished blocks lives in the workspace and is zero between launches (the
 // last block puts it back), so a launch captured in a CUDA graph replays correctly.
@@ -61,7 +62,7 @@ template <class P> struct ReduceAgent {
 #pragma unroll
         for (int i = 0; i < CHUNKS; ++i) {
 #pragma unroll
-            for (int e = 0; e < PER_CHUNK; ++e) acc = Op::apply(acc, P::load_at(c[i].items[e], index_of(tile, i, e)));
+            for (int e = 0; e < PER_CHUNK; ++e) acc = P::fold_next(acc, c[i].items[e], index_of(tile, i, e));
         }
         return acc;
     }
@@ -74,7 +75,7 @@ template <class P> struct ReduceAgent {
 #pragma unroll
             for (int e = 0; e < PER_CHUNK; ++e) {
                 const uint64_t index = index_of(tile, i, e);
-                if (index < n) acc = Op::apply(acc, P::load_at(in[index], index));
+                if (index < n) acc = P::fold_next(acc, in[index], index);
             }
         }
         return acc;

@@ -68,6 +68,22 @@ template <class T, bool MAX> struct ArgReduce {
     static constexpr bool COMMUTATIVE = true;
     static __device__ __forceinline__ A load_at(In x, uint64_t index) { return A{index, x}; }
     static __device__ __forceinline__ Total total(A a) { return Total{a.index, a.value}; }
+    // acc ⊕ (index, x) where every index folded into acc is below `index` (one thread's items in order):
+    // a tie keeps acc, so only the values are compared, and the index is moved only when x wins. The same
+    // result as Op::apply, in fewer instructions: the reduction of arg pairs is bound by them, not by
+    // memory. x wins over the identity (ARG_NONE: the first item, NaN or not), a NaN never wins over an
+    // item, and any other x wins over a NaN item.
+    static __device__ __forceinline__ A fold_next(A acc, In x, uint64_t index) {
+        using C = typename Acc<T>::type;
+        const C v = Acc<T>::load(x), best = Acc<T>::load(acc.value);
+        bool wins = MAX ? best < v : v < best;
+        if constexpr (!std::is_integral_v<C>) wins = (wins || best != best) && v == v;
+        if (wins || acc.index == ARG_NONE) {
+            acc.index = index;
+            acc.value = x;
+        }
+        return acc;
+    }
 };
 
 }  // namespace lookback

@@ -13,7 +13,10 @@
 //                          else the agents skip it by index (the tile's `valid`);
 //   load_at(In, index) -> A  what an item contributes where the agents know its index (every policy:
 //                          load(x), or the item with its index for arg_min);
-//   Total, total(A)        what a reduction writes to out[0] (ScanParams::reduce, classic/reduce.cuh).
+//   Total, total(A)        what a reduction writes to out[0] (ScanParams::reduce, classic/reduce.cuh);
+//   fold_next(A, In, index) -> A  acc ⊕ the item at `index`, for an agent that folds each thread's items
+//                          one by one in increasing index order (classic/reduce.cuh), where arg_min needs
+//                          no tie-break by index (arg_policy.cuh).
 // The built-in scans are BuiltinScan<T, Op>: In = Out = T, A = Acc<T>::type; user scans compiled at run
 // time are rtc/scan.cuh's UserScan. arg_min and arg_max are arg_policy.cuh's ArgReduce, which only the
 // reduction agent (classic/reduce.cuh) takes, and which has no load, store or pad.
@@ -34,6 +37,7 @@ template <class T, class Op_> struct BuiltinScan {
     using Total = Out;
     static __device__ __forceinline__ A load(In x) { return Acc<T>::load(x); }
     static __device__ __forceinline__ A load_at(In x, uint64_t) { return load(x); }
+    static __device__ __forceinline__ A fold_next(A acc, In x, uint64_t) { return Op::apply(acc, load(x)); }
     static __device__ __forceinline__ Out store(A a) { return Acc<T>::store(a); }
     static __device__ __forceinline__ Total total(A a) { return store(a); }
     // The host passes the initial value as an element of T (f16 → f32 here).
