@@ -443,32 +443,29 @@ template <class Work> struct PipeEngine {
     // (The classic agents' P of keyed tiles with a head, "Keyed sums" in core/lookback.cuh, has no
     // counterpart to restore here: the engine publishes aggregates only, and its look-ahead reads those of
     // every tile between a block's tiles in either mode.)
-    //
-    // DET_WINDOWS = 8: 256 tiles per round trip, as many as the batched default look-ahead reads (8 per
-    // lane), so that the usual step of a block, about one tile per SM (132 on an H100 or H200: 4-5 whole
-    // windows and a part of one), is one round trip; the part of the tile's own window is read in the same
-    // batch as the whole windows before it rather than after their fold (one dependent round trip fewer).
-    static constexpr int DET_WINDOWS = 8;
+    static constexpr int DET_WINDOWS = 4;
 
-    // Folds the whole windows [window, tile / 32) into `running` (R), in order, DET_WINDOWS windows of
-    // loads per round trip, and sets `window` to tile / 32; returns lane l's aggregate of tile
-    // 32·(tile / 32) + l if it is below `tile`, else the identity (the part of the tile's own window),
-    // read with the last step's loads.
-    static __device__ __forceinline__ A fold_windows(const State& state, uint64_t& window, uint64_t tile, A& running) {
-        const uint64_t last = tile / 32;
-        A part = Op::template identity<A>();
-        while (true) {
-            // Windows read in this step, the tile's own (partial) one last: at least that one.
-            const int count = (int)min((uint64_t)DET_WINDOWS, last + 1 - window);
+    // Lane l: the aggregate of tile `first` + l (first + l < end, else the identity), waiting out X.
+    static __device__ __forceinline__ A read_window(const State& state, uint64_t first, uint64_t end) {
+        const uint64_t t = first + lane_id();
+        A v = Op::template identity<A>();
+        unsigned st = t < end ? state.read(t, v) : STATUS_A;
+        while (st == STATUS_X) st = state.read(t, v);
+        return v;
+    }
+
+    // R folded over the whole windows [window, last): the running prefix of window `last`.
+    static __device__ __forceinline__ A fold_windows(const State& state, uint64_t window, uint64_t last, A running) {
+        while (window < last) {
+            const int count = (int)min((uint64_t)DET_WINDOWS, last - window);
             A v[DET_WINDOWS];
             unsigned st[DET_WINDOWS];
-            // Every load of the step before any is waited on. Tiles of whole windows are all below `tile`;
-            // only the tile's own window is cut at it.
+            // Every load of the step before any is waited on: one round trip per DET_WINDOWS windows.
 #pragma unroll
             for (int i = 0; i < DET_WINDOWS; ++i) {
                 const uint64_t t = (window + i) * 32 + lane_id();
                 v[i] = Op::template identity<A>();
-                st[i] = i < count && t < tile ? state.read(t, v[i]) : STATUS_A;
+                st[i] = i < count ? state.read(t, v[i]) : STATUS_A;
             }
 #pragma unroll
             for (int i = 0; i < DET_WINDOWS; ++i) {
@@ -476,17 +473,11 @@ template <class Work> struct PipeEngine {
             }
 #pragma unroll
             for (int i = 0; i < DET_WINDOWS; ++i) {
-                if (i < count) {
-                    if (window + i < last) running = Op::apply(running, warp_reduce<Op>(v[i]));
-                    else part = v[i];
-                }
+                if (i < count) running = Op::apply(running, warp_reduce<Op>(v[i]));
             }
             window += count;
-            if (window > last) {
-                window = last;
-                return part;
-            }
         }
+        return running;
     }
 
     // The deterministic look-ahead: for each slot's tile, R of its window (kept across tiles: windows only
@@ -500,11 +491,12 @@ template <class Work> struct PipeEngine {
             mbar_wait(&s.full[slot], (k / STAGES) & 1);
             const uint64_t tile = s.tile_id[slot];
             if (tile == END) return;
-            const A part = fold_windows(state, window, tile, running);  // window = tile / 32 from here
+            running = fold_windows(state, window, tile / 32, running);
+            window = tile / 32;
             const int pos = (int)(tile % 32);
             A prefix = running;
             if (pos > 0) {
-                const A scanned = warp_inclusive_scan<Op>(part);
+                const A scanned = warp_inclusive_scan<Op>(read_window(state, window * 32, tile));
                 prefix = Op::apply(running, shfl_from(scanned, pos - 1));
             }
             if (lane_id() == 0) {
