@@ -252,8 +252,8 @@ pub mod __private {
     pub mod plan {
         pub use crate::kernels::{Algo, Kernel, PipeTuning, Tuning};
         pub use crate::plan::{
-            Buffers, Call, Elem, Grid, Launch, MAX_SHARES, Plan, Primitive, Shape, encode_small_grid_items, grid,
-            plan, small_grid_tiles, user_scan_tuning,
+            Buffers, Call, Elem, Grid, Launch, MAX_SHARES, Plan, Primitive, Shape, encode_small_grid_items, grid, plan,
+            small_grid_tiles, user_scan_tuning,
         };
         pub use crate::runs::RunsMode;
         pub use crate::select::Mode;

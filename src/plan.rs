@@ -247,7 +247,12 @@ fn classic(call: &Call) -> Result<Launch> {
     };
     let shares = |kernel, bytes: usize| {
         let tuning = kernels::tuning(Algo::Reduce, bytes);
-        Launch { kernel, row: Algo::Reduce, shape: Shape::Shares(tuning), tiles: call.n.div_ceil(tuning.tile_items(bytes)) }
+        Launch {
+            kernel,
+            row: Algo::Reduce,
+            shape: Shape::Shares(tuning),
+            tiles: call.n.div_ceil(tuning.tile_items(bytes)),
+        }
     };
     Ok(match call.primitive {
         Primitive::Scan { op, ty } => {

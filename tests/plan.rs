@@ -154,7 +154,8 @@ fn scans_take_the_scan_kernels_and_rows() {
 fn reductions_take_the_shares() {
     for ty in elems() {
         let t = ty.dtype.name();
-        let tile = planned(&call(Primitive::ArgReduce { max: false, ty }, 1, Engine::Auto)).classic.tile_items(ty.bytes);
+        let tile =
+            planned(&call(Primitive::ArgReduce { max: false, ty }, 1, Engine::Auto)).classic.tile_items(ty.bytes);
         assert_eq!(tile * ty.bytes, 16384, "{t}: 16 KB tiles");
         let mut primitives: Vec<(Primitive, String)> = ScanOp::ALL
             .into_iter()
