@@ -17,6 +17,7 @@
 //! | [`run_length_encode`], [`run_end_encode`], [`non_trivial_runs`] (+ `Workspace::*_into`) | run encodings; lengths are [`RunLength`] (`u32`/`u64`); results are [`Runs`] |
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`rtc::UserPred`] | your own predicate in CUDA C++, compiled at run time (NVRTC) into the same kernels; any [`Predicate`] goes where a `Pred` does |
+//! | [`rtc::UserScanOp`] | your own associative operator in CUDA C++ for the scans ([`inclusive_scan_user`], …), reductions ([`reduce_user`]) and keyed primitives ([`reduce_by_key_user`], [`inclusive_scan_by_key_user`], [`exclusive_scan_by_key_user`]) |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`Workspace::with_count`], [`graph::capture`] | sizes in device memory, and pipelines captured in a CUDA graph and replayed (see [`graph`]) |
 //! | [`Engine`] | classic look-back or, on sm_90+, the persistent warp-specialised engine (scans at 0.97 of memcpy); chosen per call by default |
@@ -103,6 +104,7 @@ pub mod rtc;
 mod runs;
 mod scan;
 mod select;
+mod user_by_key;
 mod user_scan;
 
 pub use by_key::{exclusive_scan_by_key, inclusive_scan_by_key, reduce_by_key, unique_by_key};
@@ -126,6 +128,7 @@ pub use select::{
     Selected, count_if, mask_if, select_flagged, select_flagged_in_place, select_flagged_into, select_if,
     select_if_in_place, select_if_into, unique, unique_in_place, unique_into,
 };
+pub use user_by_key::{exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user};
 
 pub use cudarc;
 /// Re-export of `half`, whose `f16` and `bf16` are element types.
@@ -150,6 +153,24 @@ pub mod __private {
         arch: &str,
     ) -> crate::Result<crate::rtc::CompileReport> {
         crate::rtc::partition3_for_arch(T::DTYPE, first.map(|p| p.code()), second.map(|p| p.code()), arch)
+    }
+    /// Compiles the keyed kernel of a user operator (reduce_by_key and the scans by key,
+    /// `cuda/rtc/by_key.cuh`) for keys of type `K` and architecture `arch`, without a GPU.
+    pub fn by_key_user_for_arch<K: crate::Element, In, A, Out>(
+        op: &crate::rtc::UserScanOp<In, A, Out>,
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport>
+    where
+        In: crate::rtc::DeviceType,
+        A: crate::rtc::DeviceType,
+        Out: crate::rtc::DeviceType,
+    {
+        op.compile_by_key_for_arch::<K>(arch)
+    }
+    /// The program NVRTC compiles for a user operator's keyed kernel with keys of type `K` (its text is
+    /// the cache key, with the options and versions).
+    pub fn by_key_user_program<K: crate::Element, In, A, Out>(op: &crate::rtc::UserScanOp<In, A, Out>) -> String {
+        op.code.by_key_program(size_of::<K>())
     }
     /// The shared memory of every persistent kernel on `stream`'s context: a kernel whose ring and static
     /// shared memory exceed the GPU's opt-in limit runs the classic agent instead, silently.

@@ -24,6 +24,7 @@
 //! | the encodings | `heads_encode` (4-, 8-byte keys), else `encode`; `encode_small` up to 256 / 1024 of those tiles | `runs` | never |
 //! | `reduce_by_key`, `unique_by_key` | `heads` (4-byte keys and values), else `runs` | `runs` | never |
 //! | the scans by key | `scan_by_key` (8-byte values), else `runs` | `runs` | 1-byte keys and values, from `min_tiles` of keys |
+//! | keyed primitives with user operators (reduce_by_key, the scans by key) | `runs` (the run agent compiled at run time) | none | — |
 //!
 //! The measurements behind each choice are in the bench log,
 //! `benches/log/2026-11-30-to-2026-12-02-notes.md`, under the dates given here.
@@ -132,6 +133,17 @@ pub enum Primitive {
         key_bytes: usize,
         /// The value type.
         value: Elem,
+    },
+    /// reduce_by_key or an inclusive or exclusive scan by key with a user operator
+    /// ([`crate::rtc::UserScanOp`]): the run agent compiled at run time for the operator and the key size
+    /// (`cuda/rtc/by_key.cuh`; the mode says which primitive).
+    UserByKey {
+        /// The kernel compiled for the operator and the key size.
+        kernel: Kernel,
+        /// Bytes of a key.
+        key_bytes: usize,
+        /// Bytes of a value (an input item; results have the same size).
+        value_bytes: usize,
     },
     /// An inclusive or exclusive scan by key (one kernel does both).
     ScanByKey {
@@ -299,6 +311,10 @@ fn classic(call: &Call) -> Result<Launch> {
             };
             tiled(kernel, row, key_bytes.max(value.bytes))
         }
+        // The run agent's own row, by the larger of key and value, as the built-in keyed kernels.
+        Primitive::UserByKey { kernel, key_bytes, value_bytes } => {
+            tiled(kernel, Algo::Runs, key_bytes.max(value_bytes))
+        }
         Primitive::ScanByKey { op, key_bytes, value } => {
             let row = scan_by_key_row(value.bytes);
             let kernel = match row {
@@ -379,6 +395,8 @@ fn persistent(call: &Call) -> Option<Launch> {
             let kernel = kernels::pipe_by_key_kernel(op.kind(), key_bytes, value.dtype);
             (Algo::Runs, runs, kernel, runs_bytes(n, key_bytes, value.bytes), None, [b.input, b.values, 0])
         }
+        // Only the classic run agent is compiled for user operators.
+        Primitive::UserByKey { .. } => return None,
         Primitive::UniqueByKey { key_bytes, value } => {
             let kernel = kernels::pipe_runs_kernel(key_bytes, value.bytes);
             (Algo::Runs, runs, kernel, runs_bytes(n, key_bytes, value.bytes), None, [b.input, b.values, 0])

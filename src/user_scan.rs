@@ -139,7 +139,7 @@ impl Workspace {
 
 /// The bytes of an accumulator value (at most 8: `check_sizes`), zero-extended, as the kernels read an
 /// exclusive scan's seed (`from_bits<A>` of its low bytes).
-fn seed_bits<A: DeviceType>(value: A) -> u64 {
+pub(crate) fn seed_bits<A: DeviceType>(value: A) -> u64 {
     let mut bytes = [0u8; 8];
     let size = size_of::<A>().min(8);
     // SAFETY: `value` is a live `A` of `size_of::<A>()` bytes, none of them padding (a promise of

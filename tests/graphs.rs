@@ -470,6 +470,63 @@ fn runs_replay_with_device_sizes() {
 }
 
 /// A pipeline in one graph, each stage sized by the count the stage before it left on the device:
+/// reduce_by_key and the exclusive scan by key with a user operator (compiled before the capture, which
+/// must not compile or load a module): a composition of affine maps over u32, packed `m << 32 | c`, which
+/// does not commute.
+#[test]
+fn keyed_user_operators_replay_with_device_sizes() {
+    let _serial = serial();
+    let Some(stream) = capture_stream() else { return };
+    if !common::nvrtc() {
+        return;
+    }
+    fn compose(a: u64, b: u64) -> u64 {
+        let (am, ac, bm, bc) = ((a >> 32) as u32, a as u32, (b >> 32) as u32, b as u32);
+        (u64::from(am.wrapping_mul(bm)) << 32) | u64::from(bm.wrapping_mul(ac).wrapping_add(bc))
+    }
+    let cuda = "((uint64_t)((uint32_t)(a >> 32) * (uint32_t)(b >> 32)) << 32) | \
+                (uint32_t)((uint32_t)(b >> 32) * (uint32_t)a + (uint32_t)b)";
+    // SAFETY: a pure expression of a and b.
+    let op = unsafe { lookback::rtc::UserScanOp::new(cuda, "1ull << 32", compose, 1 << 32) }.unwrap();
+    op.compile_by_key::<u32>(&stream).unwrap();
+    let tile = lookback::__private::runs_tile_items(8);
+    let capacity = 5 * tile + 13;
+    let mut ws = workspace(&stream, Engine::Classic, capacity);
+    let mut keys = stream.alloc_zeros::<u32>(capacity).unwrap();
+    let mut values = stream.alloc_zeros::<u64>(capacity).unwrap();
+    let mut out_keys = stream.alloc_zeros::<u32>(capacity).unwrap();
+    let mut out_values = stream.alloc_zeros::<u64>(capacity).unwrap();
+    let mut scanned = stream.alloc_zeros::<u64>(capacity).unwrap();
+    let mut num = stream.alloc_zeros::<u64>(1).unwrap();
+    let mut count = stream.alloc_zeros::<u64>(1).unwrap();
+    let graph = capture(&stream, || {
+        ws.with_count(&count, |ws| {
+            ws.reduce_by_key_user_into(&keys, &values, &mut out_keys, &mut out_values, &mut num, &op)?;
+            ws.exclusive_scan_by_key_user_into(&keys, &values, &mut scanned, 1 << 32, &op)
+        })
+    });
+    const POISON_U32: u32 = 0xdead_0bad;
+    for (r, n) in sizes(capacity, tile, 21).into_iter().enumerate() {
+        let key_data: Vec<u32> = runs(capacity, 50.0, r as u64);
+        let value_data: Vec<u64> = random_vec(capacity, 100 + r as u64, 0.0);
+        stream.memcpy_htod(&key_data, &mut keys).unwrap();
+        stream.memcpy_htod(&value_data, &mut values).unwrap();
+        set_count(&stream, &mut count, n);
+        poison(&stream, &mut out_keys, POISON_U32);
+        poison(&stream, &mut out_values, POISON_COUNT);
+        poison(&stream, &mut scanned, POISON_COUNT);
+        poison(&stream, &mut num, POISON_COUNT);
+        graph.launch().unwrap();
+        let what = format!("user keyed replay {r} n={n}");
+        let (want_keys, want_values) = host::reduce_by_key_user(&key_data[..n], &value_data[..n], &op).unwrap();
+        assert_eq!(read_count(&stream, &num), want_keys.len(), "{what}");
+        check_prefix(&stream.clone_dtoh(&out_keys).unwrap(), &want_keys, POISON_U32, &what);
+        check_prefix(&stream.clone_dtoh(&out_values).unwrap(), &want_values, POISON_COUNT, &what);
+        let want = host::exclusive_scan_by_key_user(&key_data[..n], &value_data[..n], 1 << 32, &op).unwrap();
+        check_prefix(&stream.clone_dtoh(&scanned).unwrap(), &want, POISON_COUNT, &what);
+    }
+}
+
 /// select_if → unique, and reduce_by_key of the selected items by value (runs of equal items) → exclusive
 /// scan of the run sums. Replayed with new input and sizes; every stage checked.
 #[test]

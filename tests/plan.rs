@@ -470,7 +470,10 @@ fn unaligned_buffers_take_the_classic_kernels() {
             // A user reduction writes one value, wherever it is.
             Primitive::UserReduce { .. } => [true, false, false, false],
             // No persistent kernel.
-            Primitive::Reduce { .. } | Primitive::ArgReduce { .. } | Primitive::Partition3 { .. } => unreachable!(),
+            Primitive::Reduce { .. }
+            | Primitive::ArgReduce { .. }
+            | Primitive::Partition3 { .. }
+            | Primitive::UserByKey { .. } => unreachable!(),
             Primitive::Select { flagged, .. } => [true, false, false, flagged],
             Primitive::Encode { .. } => [true, false, false, false],
             Primitive::ReduceByKey { .. } | Primitive::UniqueByKey { .. } => [true, false, true, false],
@@ -536,4 +539,23 @@ fn user_scans_take_the_scan_rows_with_their_own_tile() {
     // The persistent kernel where the built-in scan of the same input bytes takes it.
     let p = planned(&call(primitive, 1 << 30, Engine::Auto));
     assert_eq!(p.persistent.map(|l| l.kernel), Some(kernels.persistent));
+}
+
+#[test]
+fn keyed_user_operators_take_the_run_agents_row_on_the_classic_engine_only() {
+    let kernel = lookback::__private::plan::Kernel { name: "lookback_rtc_by_key", image: 1 << 30 };
+    // The row of the larger of key and value, as the built-in keyed kernels of the run agent.
+    for (key_bytes, value_bytes) in [(1, 1), (1, 8), (4, 2), (8, 4), (2, 2)] {
+        let primitive = Primitive::UserByKey { kernel, key_bytes, value_bytes };
+        let tile = lookback::__private::runs_tile_items(key_bytes.max(value_bytes));
+        for engine in [Engine::Classic, Engine::Auto, Engine::Persistent] {
+            for n in [1, tile, tile + 1, 10 * tile + 3, 1 << 30] {
+                let p = planned(&call(primitive, n, engine));
+                assert_eq!(p.persistent, None, "{primitive:?} {engine:?} {n}");
+                assert_eq!((p.classic.kernel, p.classic.row), (kernel, Algo::Runs), "{primitive:?}");
+                assert_eq!(p.classic.tiles, n.div_ceil(tile), "{primitive:?} {n}");
+                assert!(matches!(p.classic.shape, Shape::Classic(_)));
+            }
+        }
+    }
 }

@@ -69,15 +69,25 @@ struct OrderSensitive<PairOp<Op, SEGMENTED>, RunPair<V>> : OrderSensitive<Op, V>
 // the deterministic look-back uses to let such tiles publish P ("Keyed sums" in core/lookback.cuh).
 template <class Op> struct CutsAtHeads<PairOp<Op, true>> : std::true_type {};
 
+// How the run agent turns values into accumulators and back. The built-in operators accumulate an element
+// in its Acc type and write the element type; an operator compiled at run time (rtc/by_key.cuh) brings its
+// own load and store, and takes an exclusive scan's seed as the bits of an accumulator.
+template <class V> struct AccValues {
+    using A = typename Acc<V>::type;
+    static __device__ __forceinline__ A load(V x) { return Acc<V>::load(x); }
+    static __device__ __forceinline__ V store(A a) { return Acc<V>::store(a); }
+    static __device__ __forceinline__ A seed(uint64_t raw) { return load(from_bits<V>((typename Bits<sizeof(V)>::type)raw)); }
+};
+
 // A lane's segmented reduction of its N consecutive values: the reduction since its last head (of all of
 // them when it has none). Items outside `in_range` are the identity; they are never heads.
-template <class Op, class V, int N>
-__device__ __forceinline__ typename Acc<V>::type since_last_head(const V (&v)[N], uint32_t heads, uint32_t in_range) {
-    using A = typename Acc<V>::type;
+template <class Op, class V, int N, class VP = AccValues<V>>
+__device__ __forceinline__ typename VP::A since_last_head(const V (&v)[N], uint32_t heads, uint32_t in_range) {
+    using A = typename VP::A;
     A acc = Op::template identity<A>();
 #pragma unroll
     for (int j = 0; j < N; ++j) {
-        const A x = (in_range >> j) & 1u ? Acc<V>::load(v[j]) : Op::template identity<A>();
+        const A x = (in_range >> j) & 1u ? VP::load(v[j]) : Op::template identity<A>();
         acc = (heads >> j) & 1u ? x : Op::apply(acc, x);
     }
     return acc;
@@ -93,11 +103,14 @@ template <> struct ValueBits<0> { using type = NoValues; };
 // KB: key bytes. V: the value type. VALUED: values are reduced with Op (keyed reductions and scans);
 // otherwise they are only carried (unique_by_key) or absent (V = NoValues: the encodings). SMALL_GRID:
 // the encodings' kernel for small grids (its own tile shape and occupancy; src/plan.rs picks it by size).
+// VP: how values load into accumulators and store back (AccValues above); results are written as V, so a
+// policy's store returns a V (a user operator's output of V's size travels as V's bits: rtc/by_key.cuh).
 //
 // Per thread, heads and tails are bit masks, so counts are popcounts; the tile is scanned with 32-bit
 // tile-local pairs (encodings: the tile-local index + 1 of the latest head, 0 for none), and only the
 // tile's aggregate and the look-back use 64-bit pairs.
-template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struct RunsAgent {
+template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false, class VP = AccValues<V>>
+struct RunsAgent {
     using K = typename Bits<KB>::type;
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
     static_assert(!SMALL_GRID || !HAS_VALUES, "only the encodings have a small-grid kernel");
@@ -119,7 +132,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
                   "the launcher sizes grids from the tuning row (runs or encode) of max(key, value) bytes");
     static_assert(TILE_ITEMS < 65536, "tile-local positions are staged as 16 bits");
 
-    using A = std::conditional_t<VALUED, typename Acc<V>::type, uint64_t>;
+    using A = std::conditional_t<VALUED, typename VP::A, uint64_t>;
     using Pair = RunPair<A>;
     using Local = LocalPair<std::conditional_t<VALUED, A, uint32_t>>;
     // One operator for both pair widths: segmented for values, max for head positions.
@@ -230,7 +243,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         for (int j = 0; j < IPT; ++j) {
             const uint32_t slot = prefix.count + __popc(counted & ((2u << j) - 1u));  // 0 = the run carried in
             if constexpr (VALUED) {
-                const A x = Acc<V>::load(v[j]);
+                const A x = VP::load(v[j]);
                 run_value = (heads >> j) & 1u ? x : Op::apply(run_value, x);
             }
             const bool opens = (opens_mask >> j) & 1u, closes = (closes_mask >> j) & 1u;
@@ -247,7 +260,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
                         s.first_written = 1;
                         s.slot0_value = run_value;
                     } else {
-                        vals[slot - 1] = Acc<V>::store(run_value);
+                        vals[slot - 1] = VP::store(run_value);
                     }
                     if (slot == tile_runs) s.last_written = 1;
                 }
@@ -303,7 +316,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
             const uint64_t r = base + i - 1;
             if constexpr (VALUED) {
                 static_cast<V*>(p.out_values)[r] =
-                    i == 0 ? Acc<V>::store(Op::apply(exclusive.value, s.slot0_value)) : vals[i - 1];
+                    i == 0 ? VP::store(Op::apply(exclusive.value, s.slot0_value)) : vals[i - 1];
             } else if constexpr (POSITIONS) {
                 const uint64_t run_start = i == 0 ? (uint64_t)exclusive.value : start + s.starts[i - 1];
                 const uint64_t run_end = start + (i == 0 ? s.slot0_end : (uint32_t)s.ends[i - 1]);
@@ -324,9 +337,21 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         return m;
     }
 
+    // differ_mask for with_key_eq's comparison kind: a functor, not a generic lambda, which NVRTC takes
+    // for host code (rtc/by_key.cuh compiles this agent at run time).
+    struct DifferMask {
+        const K (&k)[IPT];
+        K prev;
+        K next;
+        uint32_t& last;
+        template <class Tag> __device__ __forceinline__ uint32_t operator()(Tag) const {
+            return differ_mask<Tag::value>(k, prev, next, last);
+        }
+    };
+
     // The scans' initial value (RUNS_SCAN_EXCLUSIVE).
     static __device__ __forceinline__ A scan_seed(const RunsParams& p) {
-        return Acc<V>::load(from_bits<V>((typename Bits<sizeof(V)>::type)p.seed));
+        return VP::seed(p.seed);
     }
 
     // Scans: rewrites this thread's values v[j], j >= from, with their run's values so far (with or
@@ -339,13 +364,13 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
 #pragma unroll
         for (int j = 0; j < IPT; ++j) {
             const bool head = (heads >> j) & 1u;
-            const A x = Acc<V>::load(v[j]);
+            const A x = VP::load(v[j]);
             if (j < from) continue;
             if (inclusive) {
                 running = head ? x : Op::apply(running, x);
-                v[j] = Acc<V>::store(running);
+                v[j] = VP::store(running);
             } else {
-                v[j] = Acc<V>::store(head ? seed : Op::apply(seed, running));
+                v[j] = VP::store(head ? seed : Op::apply(seed, running));
                 running = head ? x : Op::apply(running, x);
             }
         }
@@ -405,12 +430,15 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         // 1. Load the tile, and the keys just outside it.
         if (threadIdx.x == 0) s.before_tile = start > 0 ? keys[-1] : K(0);
         if (threadIdx.x == BLOCK_THREADS - 1) s.after_tile = start + valid < n ? keys[valid] : K(0);
-        auto ignore = [](auto) {};
-        if (full && KeyIO::aligned(keys)) KeyIO::load_full(keys, s.keys, ignore);
-        else KeyIO::load_partial(keys, valid, K(0), s.keys, ignore);
+        // Typed, not generic, lambdas: NVRTC (rtc/by_key.cuh) takes a generic lambda's call operator for
+        // host code.
+        auto ignore_key = [](K) {};
+        if (full && KeyIO::aligned(keys)) KeyIO::load_full(keys, s.keys, ignore_key);
+        else KeyIO::load_partial(keys, valid, K(0), s.keys, ignore_key);
         if constexpr (HAS_VALUES) {
-            if (full && ValIO::aligned(values)) ValIO::load_full(values, s.values, ignore);
-            else ValIO::load_partial(values, valid, from_bits<V>(0), s.values, ignore);
+            auto ignore_value = [](V) {};
+            if (full && ValIO::aligned(values)) ValIO::load_full(values, s.values, ignore_value);
+            else ValIO::load_partial(values, valid, from_bits<V>(0), s.values, ignore_value);
         }
         __syncthreads();
         LB_TRACE(tile, 1);
@@ -439,8 +467,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         // IPT + 1 comparisons give both masks. The first item of the input always starts a run and the
         // last always ends one; items past the end belong to no run.
         uint32_t last_differs;
-        const uint32_t differs = with_key_eq<KB>(
-            p, [&](auto eq) { return differ_mask<decltype(eq)::value>(k, prev, next, last_differs); });
+        const uint32_t differs = with_key_eq<KB>(p, DifferMask{k, prev, next, last_differs});
         const int mine = max(0, min(IPT, valid - first));
         const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: see classic/select.cuh
         uint32_t heads = differs, tails = (differs >> 1) | (last_differs << (IPT - 1));
@@ -454,7 +481,7 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
         Local own;
         own.count = __popc(counted);
         if constexpr (VALUED) {
-            own.value = since_last_head<Op>(v, heads, in_range);
+            own.value = since_last_head<Op, V, IPT, VP>(v, heads, in_range);
         } else {
             own.value = heads ? (uint32_t)(first + 31 - __clz((int)heads)) + 1u : 0u;
         }
@@ -551,12 +578,12 @@ template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false> struc
                 for (int j = 0; j < IPT; ++j) {
                     if (j >= carried) continue;
                     V& item = ValIO::item_at(s.values, first + j);
-                    const A x = Acc<V>::load(item);
+                    const A x = VP::load(item);
                     if (inclusive) {
                         run = Op::apply(run, x);
-                        item = Acc<V>::store(run);
+                        item = VP::store(run);
                     } else {
-                        item = Acc<V>::store(Op::apply(seed, run));
+                        item = VP::store(Op::apply(seed, run));
                         run = Op::apply(run, x);
                     }
                 }

@@ -11,20 +11,9 @@
 #pragma once
 #include "../classic/scan.cuh"
 #include "../persistent/scan_work.cuh"
+#include "user_op.cuh"
 
 namespace lookback {
-
-// The user's combine and identity as an operator type (what the look-back and the warp scans take).
-template <class U> struct UserScanOp {
-    template <class X> static __device__ __forceinline__ X apply(X a, X b) { return U::apply(a, b); }
-    template <class X> static __device__ __forceinline__ X identity() { return U::identity(); }
-};
-
-// A user operator may be a float one, whose grouping changes its bits: Workspace::set_deterministic covers
-// it as it covers the built-in float sums (the anchored look-back and the window-grouped look-ahead, which
-// combine in order and so also suit an operator that does not commute). Exact operators pay that only
-// when the setting is on.
-template <class U, class A> struct OrderSensitive<UserScanOp<U>, A> : std::true_type {};
 
 template <class U> struct UserScan {
     using In = typename U::In;

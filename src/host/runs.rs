@@ -11,7 +11,7 @@ fn same<T: Element>(a: T, b: T) -> bool {
 }
 
 /// `(start, end)` of every run, in order.
-fn runs<T: Element>(keys: &[T]) -> impl Iterator<Item = (usize, usize)> + '_ {
+pub(super) fn runs<T: Element>(keys: &[T]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut start = 0;
     (0..keys.len()).filter_map(move |i| {
         let last = i + 1 == keys.len() || !same(keys[i], keys[i + 1]);

@@ -9,7 +9,11 @@
 //! [`DeviceType`]s: the element types, or your `#[repr(C)]` structs with their CUDA declaration. Items
 //! may have 1, 2, 4, 8 or 16 bytes (the larger of input and output at most 8 times the smaller),
 //! accumulators 1, 2, 4 or 8 bytes; anything else is [`Error::UnsupportedSize`](crate::Error::UnsupportedSize)
-//! before any compile. Scans by key, reduce_by_key and user equalities do not take user code yet.
+//! before any compile. The keyed primitives take it too, on the classic run agent:
+//! [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into) and the scans by key
+//! ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into), …),
+//! with keys of the element types, values of 1, 2, 4 or 8 bytes, results of the values' size and
+//! accumulators of 1, 2, 4 or 8 bytes. User key equalities are not supported yet.
 //!
 //! [`UserPred`] takes a CUDA C++ expression (or function body) over the item `x`, and a Rust closure that
 //! says the same on the host. The selection primitives take it wherever they take a [`Pred`](crate::Pred)
@@ -130,6 +134,27 @@ pub(crate) fn scan_kernels(ctx: &Arc<CudaContext>, code: &scan_op::ScanCode) -> 
 pub(crate) fn scan_for_arch(code: &scan_op::ScanCode, arch: &str) -> Result<CompileReport> {
     code.check_sizes()?;
     Ok(compile::compile_for(arch, &code.program(), code.half()).map_err(|e| code.map_error(e))?.report)
+}
+
+/// The keyed kernel (`cuda/rtc/by_key.cuh`: reduce_by_key and the scans by key) for `code` and keys of
+/// `key_bytes` on the GPU of `ctx`, and how it was obtained.
+pub(crate) fn by_key_kernel(
+    ctx: &Arc<CudaContext>,
+    code: &scan_op::ScanCode,
+    key_bytes: usize,
+) -> Result<(Kernel, CompileReport)> {
+    code.check_by_key_sizes()?;
+    let program = code.by_key_program(key_bytes);
+    let compiled = compile::compile(ctx, &program, code.half()).map_err(|e| code.map_error(e))?;
+    Ok((Kernel::runtime("lookback_rtc_by_key", compiled.image), compiled.report))
+}
+
+/// The keyed kernel for `code` and keys of `key_bytes`, compiled for architecture `arch` (`sm_90`) without a
+/// GPU.
+pub(crate) fn by_key_for_arch(code: &scan_op::ScanCode, key_bytes: usize, arch: &str) -> Result<CompileReport> {
+    code.check_by_key_sizes()?;
+    let program = code.by_key_program(key_bytes);
+    Ok(compile::compile_for(arch, &program, code.half()).map_err(|e| code.map_error(e))?.report)
 }
 
 /// `Ok` for an architecture named like `sm_90`.

@@ -26,6 +26,12 @@ use std::sync::Arc;
 /// `#[repr(C)]` structs. Items of 1, 2, 4, 8 or 16 bytes (the larger of `In` and `Out` at most 8 times the
 /// smaller), accumulators of 1, 2, 4 or 8 bytes.
 ///
+/// The keyed primitives take it too: [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into)
+/// and the scans by key ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into),
+/// [`Workspace::exclusive_scan_by_key_user_into`](crate::Workspace::exclusive_scan_by_key_user_into)) combine each
+/// run's values in order with it, on the classic run agent only, for values `In` and accumulators of 1, 2, 4
+/// or 8 bytes and results `Out` of `In`'s size ([`UserScanOp::compile_by_key`]).
+///
 /// The code is compiled at run time by NVRTC into the crate's own scan agents (classic and persistent),
 /// cached like [`UserPred`](super::UserPred)'s ([module docs](crate::rtc)); [`UserScanOp::compile`]
 /// compiles ahead of the first call. [`host::inclusive_scan_user`](crate::host::inclusive_scan_user) runs
@@ -163,12 +169,55 @@ impl ScanCode {
         [&self.input, &self.acc, &self.output].iter().any(|t| t.half())
     }
 
+    /// The typed error for sizes the run agent cannot carry (`cuda/rtc/by_key.cuh`), before anything is
+    /// compiled: values of 1, 2, 4 or 8 bytes (whole 16-byte chunks per thread), results of the values'
+    /// size (staged over them in the value tile), accumulators of 1, 2, 4 or 8 bytes (a tile's status
+    /// entry holds the value beside the run count).
+    pub(crate) fn check_by_key_sizes(&self) -> Result<()> {
+        let unsupported = |role, t: &TypeInfo, allowed| {
+            Err(Error::UnsupportedSize { role, type_name: t.name, bytes: t.size, allowed })
+        };
+        if !ACC_SIZES.contains(&self.input.size) {
+            return unsupported("input", &self.input, "1, 2, 4 or 8 bytes for the values of a keyed primitive");
+        }
+        if self.output.size != self.input.size {
+            return unsupported("output", &self.output, "the input type's size in a keyed primitive");
+        }
+        if !ACC_SIZES.contains(&self.acc.size) {
+            return unsupported("accumulator", &self.acc, "1, 2, 4 or 8 bytes");
+        }
+        Ok(())
+    }
+
     /// The program of the scan kernels (`cuda/rtc/scan.cuh`) for this code.
     pub(crate) fn program(&self) -> String {
-        let mut p = format!(
-            "// lookback: a scan of {} into {} over {}, for a user operator\n#include \"core/types.cuh\"\n",
+        let head = format!(
+            "// lookback: a scan of {} into {} over {}, for a user operator\n",
             self.input.name, self.output.name, self.acc.name
         );
+        self.program_with(head, "#define LOOKBACK_RTC_SCAN lookback_user_scan\n#include \"rtc/scan.cuh\"\n")
+    }
+
+    /// The program of the keyed kernel (`cuda/rtc/by_key.cuh`) for this code and keys of `key_bytes`: one
+    /// module per operator and key size (keys travel as their bits; float keys' equality comes with the
+    /// launch). Its text names the family, the key size and the types, so the caches never serve it for a
+    /// scan or for another key size.
+    pub(crate) fn by_key_program(&self, key_bytes: usize) -> String {
+        let head = format!(
+            "// lookback: reduce_by_key and the scans by key of {key_bytes}-byte keys, values {} \
+             into {} over {}, for a user operator\n",
+            self.input.name, self.output.name, self.acc.name
+        );
+        let tail = format!(
+            "#define LOOKBACK_RTC_BY_KEY lookback_user_scan\n#define LOOKBACK_RTC_KEY_BYTES {key_bytes}\n\
+             #include \"rtc/by_key.cuh\"\n"
+        );
+        self.program_with(head, &tail)
+    }
+
+    /// `head`, the types and the operator struct `lookback_user_scan`, then `tail` (the entry header).
+    fn program_with(&self, head: String, tail: &str) -> String {
+        let mut p = head + "#include \"core/types.cuh\"\n";
         let mut declared: Vec<&str> = Vec::new();
         for t in [&self.input, &self.acc, &self.output] {
             if !declared.contains(&t.name) {
@@ -189,7 +238,8 @@ impl ScanCode {
         p += &self.identity.function("A", "identity", "", &format!("{}-identity", compile::USER_FILE));
         p += &self.load.function("A", "load", "const In x", &format!("{}-load", compile::USER_FILE));
         p += &self.store.function("Out", "store", "const A a", &format!("{}-store", compile::USER_FILE));
-        p += "};\n#define LOOKBACK_RTC_SCAN lookback_user_scan\n#include \"rtc/scan.cuh\"\n";
+        p += "};\n";
+        p += tail;
         p
     }
 
@@ -356,6 +406,55 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
     pub fn compile_for_arch(&self, arch: &str) -> Result<CompileReport> {
         super::check_arch(arch)?;
         super::scan_for_arch(&self.code, arch)
+    }
+
+    /// Compiles the keyed kernel (reduce_by_key and the scans by key, `cuda/rtc/by_key.cuh`) for keys of
+    /// type `K` on the GPU of `stream` now, rather than at the first keyed call (or finds it in the
+    /// caches), loads it into its context, and says how. Keys of one size share the kernel. Call it before
+    /// capturing keyed calls with this operator into a CUDA graph ([`crate::graph`]).
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedSize`] for sizes the run agent does not carry (values and accumulators of 1, 2,
+    /// 4 or 8 bytes, results of the values' size); otherwise as [`UserScanOp::compile`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::rtc::UserScanOp;
+    /// // SAFETY: pure expressions.
+    /// let max = unsafe { UserScanOp::new("a > b ? a : b", "0u", |a: u32, b: u32| a.max(b), 0)? };
+    /// let report = max.compile_by_key::<u64>(&stream)?;
+    /// assert!(report.cubin_bytes > 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn compile_by_key<K: crate::Element>(&self, stream: &cudarc::driver::CudaStream) -> Result<CompileReport> {
+        let (kernel, report) = super::by_key_kernel(stream.context(), &self.code, size_of::<K>())?;
+        crate::kernels::function(stream.context(), kernel)?;
+        Ok(report)
+    }
+
+    /// Compiles the keyed kernel for keys of type `K` for GPU architecture `arch` (`"sm_90"`, …) without a
+    /// GPU, into the caches, as [`UserScanOp::compile_for_arch`] does the scans'.
+    ///
+    /// # Errors
+    /// As [`UserScanOp::compile_by_key`], but no driver error; [`Error::InvalidSource`] for an architecture
+    /// not named like `sm_90`.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # if !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::rtc::UserScanOp;
+    /// // SAFETY: pure expressions.
+    /// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i64, b: i64| a.wrapping_add(b), 0)? };
+    /// assert_eq!(sum.compile_by_key_for_arch::<u32>("sm_80")?.arch, "sm_80");
+    /// # Ok(()) }
+    /// ```
+    pub fn compile_by_key_for_arch<K: crate::Element>(&self, arch: &str) -> Result<CompileReport> {
+        super::check_arch(arch)?;
+        super::by_key_for_arch(&self.code, size_of::<K>(), arch)
     }
 
     /// The closures' total over `input`, folded left to right from the identity.

@@ -1,0 +1,110 @@
+//! reduce_by_key and the scans by key with a user operator on the host: its Rust closures, run by run and
+//! item by item, runs being as in the built-in keyed references (IEEE `==` for float keys).
+use super::runs::runs;
+use crate::element::Element;
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::{Result, check_len};
+use crate::rtc::{DeviceType, UserScanOp};
+
+/// The first key of each run of equal adjacent keys and `store(load(v₀) ⊕ … ⊕ load(vₖ))` of the run's
+/// values, combined left to right from the first (the identity is not used: every run has an item).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `values` is not as long as `keys`.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// use lookback::{host, rtc::UserScanOp};
+/// // Affine maps x -> m·x + c (mod 2^32) composed in order: (m, c) packed in a u64, m high.
+/// // SAFETY: pure expressions.
+/// let compose = unsafe {
+///     UserScanOp::new(
+///         "((uint64_t)((uint32_t)(a >> 32) * (uint32_t)(b >> 32)) << 32) | (uint32_t)((uint32_t)(b >> 32) * (uint32_t)a + (uint32_t)b)",
+///         "1ull << 32",
+///         |a: u64, b: u64| {
+///             let (am, ac, bm, bc) = ((a >> 32) as u32, a as u32, (b >> 32) as u32, b as u32);
+///             (u64::from(am.wrapping_mul(bm)) << 32) | u64::from(bm.wrapping_mul(ac).wrapping_add(bc))
+///         },
+///         1 << 32,
+///     )?
+/// };
+/// let (keys, maps) = host::reduce_by_key_user(&[0u8, 0, 1], &[2 << 32 | 1, 3 << 32 | 5, 7 << 32], &compose)?;
+/// // 3·(2x + 1) + 5 = 6x + 8.
+/// assert_eq!((keys, maps), (vec![0, 1], vec![6 << 32 | 8, 7 << 32]));
+/// # Ok(()) }
+/// ```
+pub fn reduce_by_key_user<K: Element, In: DeviceType, A: DeviceType, Out: DeviceType>(
+    keys: &[K],
+    values: &[In],
+    op: &UserScanOp<In, A, Out>,
+) -> Result<(Vec<K>, Vec<Out>)> {
+    check_len("values", keys.len(), values.len())?;
+    let h = &op.host;
+    Ok(runs(keys)
+        .map(|(s, e)| {
+            let first = (h.load)(values[s]);
+            let total = values[s + 1..e].iter().fold(first, |run, &v| (h.combine)(run, (h.load)(v)));
+            (keys[s], (h.store)(total))
+        })
+        .unzip())
+}
+
+/// Segmented inclusive scan with a user operator's closures: each item gets `store` of its run's values
+/// up to and including it, combined left to right.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `values` is not as long as `keys`.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// use lookback::{host, rtc::UserScanOp};
+/// // SAFETY: pure expressions.
+/// let product = unsafe { UserScanOp::new("a * b", "1u", |a: u32, b: u32| a.wrapping_mul(b), 1)? };
+/// assert_eq!(host::inclusive_scan_by_key_user(&[7i16, 7, 7, 3, 3], &[2, 3, 4, 5, 6], &product)?, [2, 6, 24, 5, 30]);
+/// # Ok(()) }
+/// ```
+pub fn inclusive_scan_by_key_user<K: Element, In: DeviceType, A: DeviceType, Out: DeviceType>(
+    keys: &[K],
+    values: &[In],
+    op: &UserScanOp<In, A, Out>,
+) -> Result<Vec<Out>> {
+    check_len("values", keys.len(), values.len())?;
+    let mut out = Vec::with_capacity(values.len());
+    for (s, e) in runs(keys) {
+        out.extend(op.host_scan(&values[s..e], None));
+    }
+    Ok(out)
+}
+
+/// Segmented exclusive scan with a user operator's closures, seeded with `init`: the first item of each
+/// run gets `store(init)`, every other item `store(init ⊕ …)` of its run's values before it.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `values` is not as long as `keys`.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// use lookback::{host, rtc::UserScanOp};
+/// // SAFETY: pure expressions.
+/// let sum = unsafe { UserScanOp::new("a + b", "0", |a: u64, b: u64| a.wrapping_add(b), 0)? };
+/// let keys = [0u32, 0, 0, 9, 9];
+/// assert_eq!(host::exclusive_scan_by_key_user(&keys, &[1, 2, 3, 4, 5], 100, &sum)?, [100, 101, 103, 100, 104]);
+/// # Ok(()) }
+/// ```
+pub fn exclusive_scan_by_key_user<K: Element, In: DeviceType, A: DeviceType, Out: DeviceType>(
+    keys: &[K],
+    values: &[In],
+    init: A,
+    op: &UserScanOp<In, A, Out>,
+) -> Result<Vec<Out>> {
+    check_len("values", keys.len(), values.len())?;
+    let mut out = Vec::with_capacity(values.len());
+    for (s, e) in runs(keys) {
+        out.extend(op.host_scan(&values[s..e], Some(init)));
+    }
+    Ok(out)
+}
