@@ -570,22 +570,22 @@ struct RunsAgent {
             __syncthreads();
             if (carried > 0) {
                 // The carried items (no head among them) from their staged inputs: the value tile rather
-                // than registers keeps v[] dead across the look-back.
+                // than registers keeps v[] dead across the look-back. Each item is read and rewritten as
+                // its bits, and everything that needs the input is computed before the write: with the
+                // item read as a struct (a user type of four u8, NVRTC and nvcc 13.0), the compiler read
+                // some of its bytes again after the exclusive result was stored over them.
+                using VBits = typename Bits<sizeof(V)>::type;
                 const A seed = scan_seed(p);
                 const bool inclusive = p.mode == RUNS_SCAN_INCLUSIVE;
                 A run = Op::apply(s.exclusive.value, prefix.value);
 #pragma unroll
                 for (int j = 0; j < IPT; ++j) {
                     if (j >= carried) continue;
-                    V& item = ValIO::item_at(s.values, first + j);
-                    const A x = VP::load(item);
-                    if (inclusive) {
-                        run = Op::apply(run, x);
-                        item = VP::store(run);
-                    } else {
-                        item = VP::store(Op::apply(seed, run));
-                        run = Op::apply(run, x);
-                    }
+                    VBits* cell = reinterpret_cast<VBits*>(&ValIO::item_at(s.values, first + j));
+                    const A x = VP::load(from_bits<V>(*cell));
+                    const A before = run;
+                    run = Op::apply(run, x);
+                    *cell = to_bits(VP::store(inclusive ? run : Op::apply(seed, before)));
                 }
             }
             __syncthreads();
