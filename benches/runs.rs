@@ -13,6 +13,7 @@ use common::{
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError};
 use lookback::half::f16;
+use lookback::rtc::UserScanOp;
 use lookback::{ScanOp, Workspace, host};
 use std::sync::Arc;
 
@@ -33,7 +34,10 @@ usage: cargo bench --bench runs -- [OPTIONS]
                     non_trivial_runs_run4,scan_by_key_incl_sum_run4,scan_by_key_excl_sum_run4,
                     rle_run1000 (default: these eight), and reduce_by_key_sum_run4_devsize
                     (reduce_by_key_sum_run4 sized by a count on the device: Workspace::with_count;
-                    runs right after reduce_by_key_sum_run4, which it brings in)
+                    runs right after reduce_by_key_sum_run4, which it brings in),
+                    reduce_by_key_sum_run4_det (Workspace::set_deterministic) and
+                    reduce_by_key_sum_run4_user (the sum as a run-time compiled user operator,
+                    lookback::rtc::UserScanOp; i32, f32, f64; both after reduce_by_key_sum_run4)
   --csv PATH        CSV output (default bench-runs.csv; also $OUT/bench-runs.csv if OUT is set)
   --backoff F:P     look-back back-off for every row, in ns (default: the tuned one)
   --engine E        auto (default), classic or persistent (sm_90+); labels get [classic] or
@@ -56,6 +60,7 @@ enum Algo {
     RleLong,
     ReduceByKeySumDevSize,
     ReduceByKeySumDet,
+    ReduceByKeySumUser,
 }
 
 impl Algo {
@@ -71,7 +76,7 @@ impl Algo {
         Algo::RleLong,
     ];
     /// The opt-in rows `--algos` also takes.
-    const OPT_IN: [Algo; 2] = [Algo::ReduceByKeySumDevSize, Algo::ReduceByKeySumDet];
+    const OPT_IN: [Algo; 3] = [Algo::ReduceByKeySumDevSize, Algo::ReduceByKeySumDet, Algo::ReduceByKeySumUser];
 
     fn name(self) -> &'static str {
         match self {
@@ -85,6 +90,7 @@ impl Algo {
             Algo::RleLong => "rle_run1000",
             Algo::ReduceByKeySumDevSize => "reduce_by_key_sum_run4_devsize",
             Algo::ReduceByKeySumDet => "reduce_by_key_sum_run4_det",
+            Algo::ReduceByKeySumUser => "reduce_by_key_sum_run4_user",
         }
     }
 
@@ -94,10 +100,12 @@ impl Algo {
     }
 
     /// The row a paired row is compared with: a `_devsize` row's host-size call, a `_det` row's default
-    /// (not deterministic) call.
+    /// (not deterministic) call, a `_user` row's built-in operator.
     fn base(self) -> Option<Algo> {
         match self {
-            Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => Some(Algo::ReduceByKeySum),
+            Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet | Algo::ReduceByKeySumUser => {
+                Some(Algo::ReduceByKeySum)
+            }
             _ => None,
         }
     }
@@ -136,7 +144,7 @@ impl Algo {
             Algo::NonTrivialRuns => n * size + runs * 2 * length + COUNT_BYTES,
             // Keys and values in, a value per item out.
             Algo::ScanByKeyInclSum | Algo::ScanByKeyExclSum => 3 * n * size,
-            Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => {
+            Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet | Algo::ReduceByKeySumUser => {
                 unreachable!("a paired row counts its base's bytes")
             }
         }
@@ -168,7 +176,7 @@ impl BenchElement for u32 {
 }
 
 /// What the run benchmark needs of a key type beyond [`BenchElement`]; values have the same type.
-trait Value: BenchElement {
+trait Value: BenchElement + lookback::rtc::DeviceType {
     /// Keys are whole numbers in `0..KEY_RANGE`.
     const KEY_RANGE: u32;
     /// Values are whole numbers in `0..VALUE_RANGE`: small enough for float sums of a run to stay
@@ -176,6 +184,20 @@ trait Value: BenchElement {
     const VALUE_RANGE: u32;
     /// `v` as an item (exact for `v < KEY_RANGE` and for every sum the rows make).
     fn from_u32(v: u32) -> Self;
+}
+
+/// The sum of `T` as a run-time compiled user operator, for the `_user` row: the types whose built-in
+/// keyed sum accumulates in `T` itself (u8 and f16 accumulate wider: no row). Integers add as unsigned,
+/// so that they wrap as the built-in sum does rather than overflow signed (undefined in C++).
+fn user_sum<T: Value>() -> Option<lookback::Result<UserScanOp<T, T>>> {
+    let expr = match T::DTYPE {
+        lookback::DType::I32 => "(int32_t)((uint32_t)a + (uint32_t)b)",
+        lookback::DType::F32 | lookback::DType::F64 => "a + b",
+        _ => return None,
+    };
+    // The host closure is never called: the row is checked against the built-in sum's host result.
+    // SAFETY: a pure expression of a and b.
+    Some(unsafe { UserScanOp::new(expr, "0", |a: T, _: T| a, T::from_u32(0)) })
 }
 
 macro_rules! value {
@@ -355,6 +377,7 @@ fn call<T: Value>(
     algo: Algo,
     n: usize,
     device_n: &CudaSlice<u64>,
+    user: Option<&UserScanOp<T, T>>,
     s: Slot<'_, T>,
 ) -> lookback::Result<()> {
     let (keys, first, second, count) = (s.keys, s.first, s.second, s.count);
@@ -367,6 +390,10 @@ fn call<T: Value>(
         Algo::ReduceByKeySumDet => {
             common::deterministic(ws, |ws| ws.reduce_by_key_into(keys, values(), first, second, count, ScanOp::Sum))
         }
+        Algo::ReduceByKeySumUser => match user {
+            Some(op) => ws.reduce_by_key_user_into(keys, values(), first, second, count, op),
+            None => Err(lookback::Error::InvalidSource { reason: "the user sum row needs its operator" }),
+        },
         Algo::UniqueByKey => ws.unique_by_key_into(keys, values(), first, second, count),
         Algo::Rle | Algo::RleLong => {
             ws.run_length_encode_into::<T, u32, _, _, _, _>(keys, first, &mut as_u32_mut(second, n), count)
@@ -454,7 +481,7 @@ fn reference<T: Value>(algo: Algo, keys: &[T], values: &[T]) -> BoxResult<Want<T
         }
         Algo::ScanByKeyInclSum => Want::Scan(host::inclusive_scan_by_key(keys, values, ScanOp::Sum)?),
         Algo::ScanByKeyExclSum => Want::Scan(host::exclusive_scan_by_key(keys, values, scan_init::<T>(), ScanOp::Sum)?),
-        Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => {
+        Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet | Algo::ReduceByKeySumUser => {
             unreachable!("a paired row has its base's host result")
         }
     })
@@ -581,7 +608,9 @@ fn cub_call<T: Value>(algo: Algo, stream: &Arc<CudaStream>, n: usize) -> Option<
         Algo::ScanByKeyExclSum => Runner::new(fns.exclusive_scan_by_key, stream, n).map(|mut r| -> CubCall<T> {
             Box::new(move |s| r.scan_by_key(s.keys, s.values.ok_or(NO_VALUES)?, s.first, &scan_init::<T>()))
         }),
-        Algo::RunEnds | Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet => return None,
+        Algo::RunEnds | Algo::ReduceByKeySumDevSize | Algo::ReduceByKeySumDet | Algo::ReduceByKeySumUser => {
+            return None;
+        }
     })
 }
 
@@ -614,6 +643,9 @@ impl Bench {
             let memcpy_gbps = self.memcpy.gbps(&mut self.timer, log2n, &bufs.keys, &mut bufs.first, report)?;
             let mut measured = Measured::default();
             for &algo in &rows {
+                if algo == Algo::ReduceByKeySumUser && user_sum::<T>().is_none() {
+                    continue;
+                }
                 let row = self.run_row(algo, log2n, &mut bufs, memcpy_gbps)?;
                 let versus = measured.versus(algo.base());
                 measured.record(algo, &row);
@@ -637,8 +669,24 @@ impl Bench {
     fn run_row<T: Value>(&mut self, algo: Algo, log2n: u32, bufs: &mut Buffers<T>, memcpy_gbps: f64) -> BoxResult<Row> {
         let n = bufs.n;
         let device_n = self.stream().clone_htod(&[n as u64])?;
+        let user = match algo {
+            Algo::ReduceByKeySumUser => {
+                let op = user_sum::<T>().ok_or("no user sum for this type")??;
+                // The compile (or the cache lookup) of the operator's kernel, before anything is timed.
+                let report = op.compile_by_key::<T>(&self.stream())?;
+                println!(
+                    "compile {} {} n=2^{log2n}: {:?} in {:.1} ms",
+                    algo.name(),
+                    T::NAME,
+                    report.hit,
+                    report.seconds * 1e3
+                );
+                Some(op)
+            }
+            _ => None,
+        };
         let ws = &mut self.ws;
-        let us = time_row(&mut self.timer, bufs, |slot| Ok(call(ws, algo, n, &device_n, slot)?))?;
+        let us = time_row(&mut self.timer, bufs, |slot| Ok(call(ws, algo, n, &device_n, user.as_ref(), slot)?))?;
         let timed = Timed { label: common::engine_label(algo.name(), self.engine), us };
         checked_row(&self.timer, timed, algo, log2n, bufs, memcpy_gbps)
     }
