@@ -1,5 +1,6 @@
 //! User code over one element type, as it goes into a program. `pub` in a private module: the sealed
 //! [`Predicate`](crate::Predicate) trait hands it to the crate without making it part of the API.
+use super::memo::Memo;
 use crate::element::Element;
 use crate::kernels::DType;
 
@@ -14,17 +15,25 @@ pub struct UserCode {
     /// Generated lines before and after it, inside `bool operator()(const T x) const { … }`.
     before: &'static str,
     after: &'static str,
+    /// Its cubins so far.
+    pub(crate) memo: Memo,
 }
 
 impl UserCode {
     /// A function body (`return …;` statements).
     pub(crate) fn body<T: Element>(user: &str) -> Self {
-        UserCode { dtype: T::DTYPE, user: user.trim_end().to_string(), before: "", after: "" }
+        UserCode { dtype: T::DTYPE, user: user.trim_end().to_string(), before: "", after: "", memo: Memo::default() }
     }
 
     /// An expression.
     pub(crate) fn expression<T: Element>(user: &str) -> Self {
-        UserCode { dtype: T::DTYPE, user: user.trim_end().to_string(), before: "return (", after: ");" }
+        UserCode {
+            dtype: T::DTYPE,
+            user: user.trim_end().to_string(),
+            before: "return (",
+            after: ");",
+            memo: Memo::default(),
+        }
     }
 
     /// The functor `name` whose call operator runs the code.

@@ -32,7 +32,7 @@ pub(crate) struct Compiled {
 
 /// The GPU architecture of `ctx` as NVRTC names it (`sm_90`): a cubin for exactly this GPU, so an NVRTC
 /// newer than the driver still produces code the driver loads (PTX from it might not).
-fn arch(ctx: &CudaContext) -> Result<String> {
+pub(crate) fn arch(ctx: &CudaContext) -> Result<String> {
     let major = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
     let minor = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
     Ok(format!("sm_{major}{minor}"))

@@ -57,6 +57,7 @@ mod code;
 mod compile;
 mod device_type;
 mod headers;
+mod memo;
 mod nvrtc;
 mod pred;
 mod scan_op;
@@ -83,7 +84,10 @@ pub(crate) struct SelectKernels {
 
 /// The selection family for `code` on the GPU of `ctx`, and how it was obtained.
 pub(crate) fn select_kernels(ctx: &Arc<CudaContext>, code: &UserCode) -> Result<(SelectKernels, CompileReport)> {
-    let compiled = compile::compile(ctx, &select_program(code), code.half())?;
+    let arch = compile::arch(ctx)?;
+    let compiled = code
+        .memo
+        .get_or(memo::Family::Select, &arch, || compile::compile_for(&arch, &select_program(code), code.half()))?;
     let kernel = |name| Kernel::runtime(name, compiled.image);
     let kernels = SelectKernels {
         classic: kernel("lookback_rtc_select"),
@@ -122,7 +126,10 @@ pub struct ScanKernels {
 /// The scan kernels for `code` on the GPU of `ctx`, and how they were obtained.
 pub(crate) fn scan_kernels(ctx: &Arc<CudaContext>, code: &scan_op::ScanCode) -> Result<(ScanKernels, CompileReport)> {
     code.check_sizes()?;
-    let compiled = compile::compile(ctx, &code.program(), code.half()).map_err(|e| code.map_error(e))?;
+    let arch = compile::arch(ctx)?;
+    let compiled = code.memo.get_or(memo::Family::Scan, &arch, || {
+        compile::compile_for(&arch, &code.program(), code.half()).map_err(|e| code.map_error(e))
+    })?;
     let kernels = ScanKernels {
         classic: Kernel::runtime("lookback_rtc_scan", compiled.image),
         persistent: Kernel::runtime("lookback_rtc_pipe_scan", compiled.image),
@@ -144,8 +151,10 @@ pub(crate) fn by_key_kernel(
     key_bytes: usize,
 ) -> Result<(Kernel, CompileReport)> {
     code.check_by_key_sizes()?;
-    let program = code.by_key_program(key_bytes);
-    let compiled = compile::compile(ctx, &program, code.half()).map_err(|e| code.map_error(e))?;
+    let arch = compile::arch(ctx)?;
+    let compiled = code.memo.get_or(memo::Family::ByKey(key_bytes), &arch, || {
+        compile::compile_for(&arch, &code.by_key_program(key_bytes), code.half()).map_err(|e| code.map_error(e))
+    })?;
     Ok((Kernel::runtime("lookback_rtc_by_key", compiled.image), compiled.report))
 }
 

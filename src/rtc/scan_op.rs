@@ -134,6 +134,8 @@ pub(crate) struct ScanCode {
     identity: Part,
     load: Part,
     store: Part,
+    /// Its cubins so far.
+    pub(crate) memo: super::memo::Memo,
 }
 
 /// The sizes each role allows: tiles move items in 16-byte chunks; a tile's status holds an
@@ -304,6 +306,7 @@ impl<A: DeviceType> UserScanOp<A, A, A> {
             identity: Part::expression(cuda_identity)?,
             load: Part::default_conversion("x"),
             store: Part::default_conversion("a"),
+            memo: Default::default(),
         };
         let host = HostScan {
             load: Arc::new(|x| x),
@@ -330,7 +333,7 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
         host: impl Fn(I) -> A + Send + Sync + 'static,
     ) -> Result<UserScanOp<I, A, Out>> {
         let load = Part::expression(cuda_expr)?;
-        let code = ScanCode { input: TypeInfo::of::<I>(), load, ..self.code };
+        let code = ScanCode { input: TypeInfo::of::<I>(), load, memo: Default::default(), ..self.code };
         let h = self.host;
         Ok(UserScanOp {
             code,
@@ -352,7 +355,7 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
         host: impl Fn(A) -> O + Send + Sync + 'static,
     ) -> Result<UserScanOp<In, A, O>> {
         let store = Part::expression(cuda_expr)?;
-        let code = ScanCode { output: TypeInfo::of::<O>(), store, ..self.code };
+        let code = ScanCode { output: TypeInfo::of::<O>(), store, memo: Default::default(), ..self.code };
         let h = self.host;
         Ok(UserScanOp {
             code,
