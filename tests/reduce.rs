@@ -176,6 +176,51 @@ reduce_tests! {
     bf16 => edge_sizes_bf16, random_bf16;
 }
 
+/// arg_min and arg_max fold a whole 16-byte chunk at once (the chunk's best value, then where it is):
+/// inputs whose every item equals the identity's value (the first item must still win), a single best
+/// item at each position of a chunk in a late tile, and the best value twice in one chunk.
+fn chunk_positions<T: TestElement>(lowest: T, highest: T) {
+    let Some(stream) = gpu() else { return };
+    let mut ws = Workspace::new(&stream);
+    let t = lookback::__private::reduce_tile_items(size_of::<T>());
+    let per = 16 / size_of::<T>();
+    let n = 3 * t + 2 * per + 1;
+    for fill in [lowest, highest] {
+        check_arg(&stream, &mut ws, &vec![fill; n]).unwrap_or_else(|e| panic!("all equal: {e}"));
+    }
+    let base = 2 * t + per;
+    for at in 0..per {
+        for (fill, best) in [(T::small(50), T::small(3)), (T::small(3), T::small(50))] {
+            let mut v = vec![fill; n];
+            v[base + at] = best;
+            check_arg(&stream, &mut ws, &v).unwrap_or_else(|e| panic!("one best at {at}: {e}"));
+            if at + 1 < per {
+                v[base + per - 1] = best;
+                check_arg(&stream, &mut ws, &v).unwrap_or_else(|e| panic!("two in a chunk from {at}: {e}"));
+            }
+        }
+        // The extremes of the type inside a chunk of ordinary values.
+        let mut v: Vec<T> = random_vec(n, at as u64, 0.0);
+        v[base + at] = lowest;
+        v[base + per - 1 - at] = highest;
+        check_arg(&stream, &mut ws, &v).unwrap_or_else(|e| panic!("extremes at {at}: {e}"));
+    }
+}
+
+#[test]
+fn arg_chunks_at_every_position() {
+    chunk_positions::<i8>(i8::MIN, i8::MAX);
+    chunk_positions::<u8>(u8::MIN, u8::MAX);
+    chunk_positions::<i16>(i16::MIN, i16::MAX);
+    chunk_positions::<u16>(u16::MIN, u16::MAX);
+    chunk_positions::<i32>(i32::MIN, i32::MAX);
+    chunk_positions::<u32>(u32::MIN, u32::MAX);
+    chunk_positions::<f32>(f32::NEG_INFINITY, f32::INFINITY);
+    chunk_positions::<f32>(-0.0, f32::NAN);
+    chunk_positions::<i64>(i64::MIN, i64::MAX);
+    chunk_positions::<f64>(f64::NEG_INFINITY, f64::NAN);
+}
+
 /// The one-shot functions return the host's answers; an empty input gives the identity and `None`.
 #[test]
 fn one_shots_and_empty_inputs() {

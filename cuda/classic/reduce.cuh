@@ -17,7 +17,8 @@
 // The operators must combine in any order: the built-in ones commute, and arg_min / arg_max pick an item
 // by a total order refined by the index, whatever the grouping (core/arg_policy.cuh). The index of each
 // item is its position, which the striped fold knows. A thread folds its items one by one in increasing
-// index order (the policy's fold_next), which lets arg_min skip the tie-break by index there.
+// index order (the policy's fold_next, or fold_chunk for a whole chunk), which lets arg_min skip the
+// tie-break by index there.
 //
 // Launch state: the count of finished blocks lives in the workspace and is zero between launches (the
 // last block puts it back), so a launch captured in a CUDA graph replays correctly.
@@ -60,10 +61,7 @@ template <class P> struct ReduceAgent {
 #pragma unroll
         for (int i = 0; i < CHUNKS; ++i) c[i].vec = __ldg(src + i * BLOCK_THREADS + threadIdx.x);
 #pragma unroll
-        for (int i = 0; i < CHUNKS; ++i) {
-#pragma unroll
-            for (int e = 0; e < PER_CHUNK; ++e) acc = P::fold_next(acc, c[i].items[e], index_of(tile, i, e));
-        }
+        for (int i = 0; i < CHUNKS; ++i) acc = P::fold_chunk(acc, c[i], index_of(tile, i, 0));
         return acc;
     }
 

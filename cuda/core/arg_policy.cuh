@@ -84,6 +84,78 @@ template <class T, bool MAX> struct ArgReduce {
         }
         return acc;
     }
+
+    // fold_next over the items of one 16-byte chunk, the items at index, index + 1, …, with the chunk's
+    // best value found first and the item located only when that value wins: integers of 1 and 2 bytes
+    // are compared packed (four or two to a word: __vminu4 and kin), those of 4 bytes and f32 by a tree.
+    // The item is the first of the chunk that equals the best value, so a tie inside the chunk goes to
+    // the lowest index, and a tie with acc keeps acc, as fold_next does item by item. Item by item, the
+    // u8 fold extracted and converted each of its sixteen items (lead 8 of benches/STATUS.md).
+    template <class Chunk> static __device__ __forceinline__ A fold_chunk(A acc, const Chunk& c, uint64_t index) {
+        constexpr int PER = 16 / (int)sizeof(T);
+        if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+            const uint32_t w[4] = {c.vec.x, c.vec.y, c.vec.z, c.vec.w};
+            uint32_t m = packed_best(packed_best(w[0], w[1]), packed_best(w[2], w[3]));
+            if constexpr (sizeof(T) == 1) m = packed_best(m, m >> 16), m = packed_best(m, m >> 8);
+            else m = packed_best(m, m >> 16);
+            const T b = (T)m;  // the low lane holds the chunk's best value
+            if (!(MAX ? acc.value < b : b < acc.value) && acc.index != ARG_NONE) return acc;
+            const uint32_t lanes = (uint32_t)(typename Bits<sizeof(T)>::type)b * (sizeof(T) == 1 ? 0x01010101u : 0x00010001u);
+            // Where b first is: lanes equal to it set all their bits (__vcmpeq4 / __vcmpeq2), so the first
+            // set bit of the chunk's 128-bit mask, over the lane width in bits, is its index.
+            uint32_t eq[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) eq[k] = sizeof(T) == 1 ? __vcmpeq4(w[k], lanes) : __vcmpeq2(w[k], lanes);
+            const uint64_t lo = eq[0] | (uint64_t)eq[1] << 32, hi = eq[2] | (uint64_t)eq[3] << 32;
+            const int bit = lo ? __ffsll((long long)lo) - 1 : 64 + __ffsll((long long)hi) - 1;
+            const int at = bit / (8 * (int)sizeof(T));
+            acc.index = index + at;
+            acc.value = b;
+            return acc;
+        } else if constexpr (sizeof(T) == 4 && (std::is_integral_v<T> || std::is_same_v<T, float>)) {
+            const T b = tree_best(tree_best(c.items[0], c.items[1]), tree_best(c.items[2], c.items[3]));
+            if constexpr (std::is_integral_v<T>) {
+                if (!(MAX ? acc.value < b : b < acc.value) && acc.index != ARG_NONE) return acc;
+            } else {
+                // fminf / fmaxf ignore NaNs: b is NaN only when the whole chunk is, and then only the
+                // identity yields to it (its first item). A number wins over a NaN acc.
+                const bool wins = b == b ? (MAX ? acc.value < b : b < acc.value) || acc.value != acc.value
+                                         : acc.index == ARG_NONE;
+                if (!wins) return acc;
+                if (b != b) {
+                    acc.index = index;
+                    acc.value = c.items[0];
+                    return acc;
+                }
+            }
+            int at = 3;
+            T item = c.items[3];
+#pragma unroll
+            for (int e = 2; e >= 0; --e) {
+                if (c.items[e] == b) at = e, item = c.items[e];  // -0.0 equals +0.0: the first of them, as item by item
+            }
+            acc.index = index + at;
+            acc.value = item;
+            return acc;
+        } else {
+#pragma unroll
+            for (int e = 0; e < PER; ++e) acc = fold_next(acc, c.items[e], index + e);
+            return acc;
+        }
+    }
+
+  private:
+    // Lane-wise best of two words of packed 1- or 2-byte integers of T.
+    static __device__ __forceinline__ uint32_t packed_best(uint32_t a, uint32_t b) {
+        constexpr bool S = T(-1) < T(0);  // signed (std_subset.cuh has no is_signed)
+        if constexpr (sizeof(T) == 1) return MAX ? (S ? __vmaxs4(a, b) : __vmaxu4(a, b)) : (S ? __vmins4(a, b) : __vminu4(a, b));
+        else return MAX ? (S ? __vmaxs2(a, b) : __vmaxu2(a, b)) : (S ? __vmins2(a, b) : __vminu2(a, b));
+    }
+    // The better of two items of 4 bytes (floats: the number, if one is NaN).
+    static __device__ __forceinline__ T tree_best(T a, T b) {
+        if constexpr (std::is_same_v<T, float>) return MAX ? fmaxf(a, b) : fminf(a, b);
+        else return MAX ? (a < b ? b : a) : (b < a ? b : a);
+    }
 };
 
 }  // namespace lookback

@@ -16,7 +16,10 @@
 //   Total, total(A)        what a reduction writes to out[0] (ScanParams::reduce, classic/reduce.cuh);
 //   fold_next(A, In, index) -> A  acc ⊕ the item at `index`, for an agent that folds each thread's items
 //                          one by one in increasing index order (classic/reduce.cuh), where arg_min needs
-//                          no tie-break by index (arg_policy.cuh).
+//                          no tie-break by index (arg_policy.cuh);
+//   fold_chunk(A, chunk, index) -> A  the same over one 16-byte chunk of consecutive items from `index`
+//                          (TileIO's Chunk: `vec` and `items`), for a policy that can do better than item
+//                          by item (arg_min over packed bytes); the others fold its items with fold_next.
 // The built-in scans are BuiltinScan<T, Op>: In = Out = T, A = Acc<T>::type; user scans compiled at run
 // time are rtc/scan.cuh's UserScan. arg_min and arg_max are arg_policy.cuh's ArgReduce, which only the
 // reduction agent (classic/reduce.cuh) takes, and which has no load, store or pad.
@@ -38,6 +41,11 @@ template <class T, class Op_> struct BuiltinScan {
     static __device__ __forceinline__ A load(In x) { return Acc<T>::load(x); }
     static __device__ __forceinline__ A load_at(In x, uint64_t) { return load(x); }
     static __device__ __forceinline__ A fold_next(A acc, In x, uint64_t) { return Op::apply(acc, load(x)); }
+    template <class Chunk> static __device__ __forceinline__ A fold_chunk(A acc, const Chunk& c, uint64_t index) {
+#pragma unroll
+        for (int e = 0; e < (int)(sizeof(c.items) / sizeof(c.items[0])); ++e) acc = fold_next(acc, c.items[e], index + e);
+        return acc;
+    }
     static __device__ __forceinline__ Out store(A a) { return Acc<T>::store(a); }
     static __device__ __forceinline__ Total total(A a) { return store(a); }
     // The host passes the initial value as an element of T (f16 → f32 here).
