@@ -102,6 +102,7 @@ mod pred;
 mod reduce;
 pub mod rtc;
 mod runs;
+mod runs_by;
 mod scan;
 mod select;
 mod user_by_key;
@@ -120,15 +121,18 @@ pub use partition3::{ThreeWay, partition_three_way};
 pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred, Predicate};
 pub use reduce::{ArgItem, arg_max, arg_min, reduce, reduce_user};
 pub use runs::{RunLength, Runs};
+pub use runs_by::{non_trivial_runs_by, run_end_encode_by, run_length_encode_by, unique_by_key_by};
 pub use scan::{
     exclusive_scan, exclusive_scan_in_place, exclusive_scan_into, inclusive_scan, inclusive_scan_in_place,
     inclusive_scan_into,
 };
 pub use select::{
     Selected, count_if, mask_if, select_flagged, select_flagged_in_place, select_flagged_into, select_if,
-    select_if_in_place, select_if_into, unique, unique_in_place, unique_into,
+    select_if_in_place, select_if_into, unique, unique_by, unique_in_place, unique_into,
 };
-pub use user_by_key::{exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user};
+pub use user_by_key::{
+    exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user, reduce_by_key_user_by,
+};
 
 pub use cudarc;
 /// Re-export of `half`, whose `f16` and `bf16` are element types.
@@ -170,7 +174,16 @@ pub mod __private {
     /// The program NVRTC compiles for a user operator's keyed kernel with keys of type `K` (its text is
     /// the cache key, with the options and versions).
     pub fn by_key_user_program<K: crate::Element, In, A, Out>(op: &crate::rtc::UserScanOp<In, A, Out>) -> String {
-        op.code.by_key_program(size_of::<K>())
+        op.code.by_key_program(size_of::<K>(), None)
+    }
+    /// Compiles the run agent of a user equality for values of `value_bytes` (0: the run encodings; 1, 2,
+    /// 4 or 8: unique_by_key, `cuda/rtc/runs.cuh`) for architecture `arch`, without a GPU.
+    pub fn eq_runs_for_arch<K: crate::rtc::DeviceType>(
+        eq: &crate::rtc::UserEq<K>,
+        value_bytes: usize,
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport> {
+        eq.runs_for_arch(value_bytes, arch)
     }
     /// The shared memory of every persistent kernel on `stream`'s context: a kernel whose ring and static
     /// shared memory exceed the GPU's opt-in limit runs the classic agent instead, silently.

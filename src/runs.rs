@@ -262,6 +262,12 @@ pub(crate) fn check_length_type<L: RunLength>(n: usize) -> Result<()> {
 impl Workspace {
     /// Launches one run-based kernel over the keys of type `K`.
     pub(crate) fn runs_raw<K: Element>(&mut self, stream: &Arc<CudaStream>, job: RunsJob) -> Result<()> {
+        self.runs_raw_with(stream, job, key_equality(K::DTYPE))
+    }
+
+    /// Launches one run-based kernel whose keys compare as `(key_abs_mask, key_inf_bits)` say
+    /// ([`key_equality`]; a kernel compiled for a user equality reads neither).
+    pub(crate) fn runs_raw_with(&mut self, stream: &Arc<CudaStream>, job: RunsJob, key_eq: (u64, u64)) -> Result<()> {
         if job.n == 0 {
             // Invariant 6: an empty input writes a count of 0 and launches no kernel.
             if job.mode.counts() {
@@ -271,7 +277,7 @@ impl Workspace {
         }
         let buffers = Buffers { input: job.keys, output: job.out_values, values: job.values, flags: 0 };
         let launch = self.plan_launch(stream, job.primitive, job.n, buffers)?;
-        let (key_abs_mask, key_inf_bits) = key_equality(K::DTYPE);
+        let (key_abs_mask, key_inf_bits) = key_eq;
         self.launch(stream, launch, |lb, _scratch| RunsParams {
             keys: job.keys,
             values: job.values,

@@ -8,8 +8,8 @@ use crate::error::Error;
 use crate::error::{Result, check_len};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
 use crate::plan::Primitive;
-use crate::rtc::{DeviceType, UserScanOp};
-use crate::runs::{Runs, RunsJob, RunsMode};
+use crate::rtc::{DeviceType, EqCode, UserEq, UserScanOp};
+use crate::runs::{Runs, RunsJob, RunsMode, key_equality};
 use crate::user_scan::seed_bits;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
@@ -22,6 +22,21 @@ struct KeyedCall {
     out_values: u64,
     num_runs: u64,
     n: usize,
+}
+
+/// How a keyed call's adjacent keys compare.
+#[derive(Clone, Copy)]
+enum KeyCompare<'a> {
+    /// As the element type says (`crate::runs::key_equality`: IEEE `==` for floats).
+    Params((u64, u64)),
+    /// By a user equality compiled into the kernel.
+    User(&'a EqCode),
+}
+
+impl KeyCompare<'_> {
+    fn of<K: Element>() -> Self {
+        KeyCompare::Params(key_equality(K::DTYPE))
+    }
 }
 
 impl Workspace {
@@ -92,6 +107,95 @@ impl Workspace {
         OV: DevicePtrMut<Out>,
         N: DevicePtrMut<u64>,
     {
+        self.reduce_by_key_user_with(keys, values, keys_out, values_out, num_runs, op, KeyCompare::of::<K>())
+    }
+
+    /// reduce_by_key with a user operator whose runs a user equality cuts: for each run (a maximal stretch
+    /// of keys each of which `eq` says continues the one before it), the run's **first** key into
+    /// `keys_out` and `store(load(v₀) ⊕ … ⊕ load(vₖ))` of its values into `values_out`, and the number of
+    /// runs into `num_runs[0]`, on the device. Keys are any [`DeviceType`] of 1, 2, 4 or 8 bytes (your
+    /// `#[repr(C)]` structs included). Otherwise as [`reduce_by_key_user_into`](Self::reduce_by_key_user_into):
+    /// the classic run agent, compiled at run time for the operator and the equality together
+    /// ([`UserScanOp::compile_by_key_by`] ahead of a capture).
+    ///
+    /// The built-in keyed reductions ([`reduce_by_key_into`](Self::reduce_by_key_into) with a
+    /// [`ScanOp`](crate::ScanOp)) take no user equality: write the operator as a [`UserScanOp`] (`a + b`,
+    /// identity `0`) to combine it with one.
+    ///
+    /// # Errors
+    /// As [`reduce_by_key_user_into`](Self::reduce_by_key_user_into); a compile error or layout mismatch
+    /// may be the equality's.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::{Workspace, rtc::{UserEq, UserScanOp}};
+    /// // Sums per minute of timestamped values.
+    /// // SAFETY: pure expressions.
+    /// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i32, b: i32| a.wrapping_add(b), 0)? };
+    /// // SAFETY: as above.
+    /// let minute = unsafe { UserEq::new("a / 60 == b / 60", |a: u32, b: u32| a / 60 == b / 60)? };
+    /// let stamps = stream.clone_htod(&[0u32, 30, 59, 60, 130])?;
+    /// let values = stream.clone_htod(&[1i32, 2, 3, 4, 5])?;
+    /// let mut firsts = stream.alloc_zeros::<u32>(5)?;
+    /// let mut sums = stream.alloc_zeros::<i32>(5)?;
+    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
+    /// Workspace::new(&stream)
+    ///     .reduce_by_key_user_by_into(&stamps, &values, &mut firsts, &mut sums, &mut num_runs, &sum, &minute)?;
+    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [3]);
+    /// assert_eq!(stream.clone_dtoh(&firsts.slice(..3))?, [0, 60, 130]);
+    /// assert_eq!(stream.clone_dtoh(&sums.slice(..3))?, [6, 4, 5]);
+    /// # Ok(()) }
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn reduce_by_key_user_by_into<K, In, A, Out, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+        op: &UserScanOp<In, A, Out>,
+        eq: &UserEq<K>,
+    ) -> Result<()>
+    where
+        K: DeviceType,
+        In: DeviceType,
+        A: DeviceType,
+        Out: DeviceType,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<In>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<Out>,
+        N: DevicePtrMut<u64>,
+    {
+        self.reduce_by_key_user_with(keys, values, keys_out, values_out, num_runs, op, KeyCompare::User(&eq.code))
+    }
+
+    /// reduce_by_key with a user operator, keys compared as `compare` says.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_by_key_user_with<K, In, A, Out, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+        op: &UserScanOp<In, A, Out>,
+        compare: KeyCompare<'_>,
+    ) -> Result<()>
+    where
+        In: DeviceType,
+        A: DeviceType,
+        Out: DeviceType,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<In>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<Out>,
+        N: DevicePtrMut<u64>,
+    {
         let n = keys.len();
         check_len("values", n, values.len())?;
         op.code.check_by_key_sizes()?;
@@ -118,7 +222,7 @@ impl Workspace {
             ],
         )?;
         let call = KeyedCall { keys: k, values: v, out_keys: ko, out_values: vo, num_runs: count, n };
-        self.user_runs::<K, In, A, Out>(stream, call, RunsMode::Reduce, 0, op)
+        self.user_runs::<K, In, A, Out>(stream, call, RunsMode::Reduce, 0, op, compare)
     }
 
     /// Segmented inclusive scan with a user operator: `output[i] = store(load(vₛ) ⊕ … ⊕ load(vᵢ))`, `s`
@@ -246,18 +350,21 @@ impl Workspace {
             Some(init) => (RunsMode::ScanExclusive, seed_bits(init)),
             None => (RunsMode::ScanInclusive, 0),
         };
-        self.user_runs::<K, In, A, Out>(&stream, call, mode, seed, op)
+        self.user_runs::<K, In, A, Out>(&stream, call, mode, seed, op, KeyCompare::of::<K>())
     }
 
-    /// Compiles (or finds) the keyed kernel for `op` and keys of type `K`, then launches it in `mode`.
-    /// An empty input compiles nothing: reduce_by_key writes a count of 0, the scans nothing.
-    fn user_runs<K: Element, In: DeviceType, A: DeviceType, Out: DeviceType>(
+    /// Compiles (or finds) the keyed kernel for `op` and keys of type `K` compared as `compare` says, then
+    /// launches it in `mode`. An empty input compiles nothing: reduce_by_key writes a count of 0, the
+    /// scans nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn user_runs<K, In: DeviceType, A: DeviceType, Out: DeviceType>(
         &mut self,
         stream: &Arc<CudaStream>,
         call: KeyedCall,
         mode: RunsMode,
         seed: u64,
         op: &UserScanOp<In, A, Out>,
+        compare: KeyCompare<'_>,
     ) -> Result<()> {
         if call.n == 0 {
             if mode == RunsMode::Reduce {
@@ -265,7 +372,12 @@ impl Workspace {
             }
             return Ok(());
         }
-        let (kernel, _) = crate::rtc::by_key_kernel(stream.context(), &op.code, size_of::<K>())?;
+        let (eq, key_params) = match compare {
+            KeyCompare::Params(params) => (None, params),
+            // The user's equality reads no key parameters.
+            KeyCompare::User(code) => (Some(code), (0, 0)),
+        };
+        let (kernel, _) = crate::rtc::by_key_kernel(stream.context(), &op.code, size_of::<K>(), eq)?;
         let job = RunsJob {
             primitive: Primitive::UserByKey { kernel, key_bytes: size_of::<K>(), value_bytes: size_of::<In>() },
             keys: call.keys,
@@ -278,7 +390,7 @@ impl Workspace {
             mode,
             length_bytes: 8,
         };
-        self.runs_raw::<K>(stream, job)
+        self.runs_raw_with(stream, job, key_params)
     }
 }
 
@@ -318,6 +430,31 @@ where
     op.code.check_by_key_sizes()?;
     one_shot_runs(keys.stream(), keys.len(), |ws, k, v, count| {
         ws.reduce_by_key_user_into(keys, values, k, v, count, op)
+    })
+}
+
+/// [`Workspace::reduce_by_key_user_by_into`] into new buffers: the first key of each run by `eq` and its
+/// reduction with a user operator (blocks until the number of runs is known).
+///
+/// # Errors
+/// As [`Workspace::reduce_by_key_user_by_into`].
+pub fn reduce_by_key_user_by<K, In, A, Out, IK, IV>(
+    keys: &IK,
+    values: &IV,
+    op: &UserScanOp<In, A, Out>,
+    eq: &UserEq<K>,
+) -> Result<Runs<K, Out>>
+where
+    K: DeviceType,
+    In: DeviceType,
+    A: DeviceType,
+    Out: DeviceType,
+    IK: DevicePtr<K>,
+    IV: DevicePtr<In>,
+{
+    op.code.check_by_key_sizes()?;
+    one_shot_runs(keys.stream(), keys.len(), |ws, k, v, count| {
+        ws.reduce_by_key_user_by_into(keys, values, k, v, count, op, eq)
     })
 }
 

@@ -1,11 +1,11 @@
 //! reduce_by_key and the scans by key with a user operator on the host: its Rust closures, run by run and
 //! item by item, runs being as in the built-in keyed references (IEEE `==` for float keys).
-use super::runs::runs;
+use super::runs::{runs, runs_by};
 use crate::element::Element;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::{Result, check_len};
-use crate::rtc::{DeviceType, UserScanOp};
+use crate::rtc::{DeviceType, UserEq, UserScanOp};
 
 /// The first key of each run of equal adjacent keys and `store(load(v₀) ⊕ … ⊕ load(vₖ))` of the run's
 /// values, combined left to right from the first (the identity is not used: every run has an item).
@@ -40,9 +40,46 @@ pub fn reduce_by_key_user<K: Element, In: DeviceType, A: DeviceType, Out: Device
     values: &[In],
     op: &UserScanOp<In, A, Out>,
 ) -> Result<(Vec<K>, Vec<Out>)> {
+    reduce_runs(keys, values, op, runs(keys))
+}
+
+/// [`reduce_by_key_user`] with runs cut by a user equality's closure (each adjacent pair asked once, in
+/// order): the first key of each run and the reduction of its values.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `values` is not as long as `keys`.
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// use lookback::{host, rtc::{UserEq, UserScanOp}};
+/// // SAFETY: pure expressions.
+/// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i32, b: i32| a.wrapping_add(b), 0)? };
+/// // SAFETY: as above.
+/// let minute = unsafe { UserEq::new("a / 60 == b / 60", |a: u32, b: u32| a / 60 == b / 60)? };
+/// let (firsts, sums) = host::reduce_by_key_user_by(&[0u32, 30, 59, 60, 130], &[1, 2, 3, 4, 5], &sum, &minute)?;
+/// assert_eq!((firsts, sums), (vec![0, 60, 130], vec![6, 4, 5]));
+/// # Ok(()) }
+/// ```
+pub fn reduce_by_key_user_by<K: DeviceType, In: DeviceType, A: DeviceType, Out: DeviceType>(
+    keys: &[K],
+    values: &[In],
+    op: &UserScanOp<In, A, Out>,
+    eq: &UserEq<K>,
+) -> Result<(Vec<K>, Vec<Out>)> {
+    reduce_runs(keys, values, op, runs_by(keys, |a, b| eq.same_run(a, b)))
+}
+
+/// The first key and the reduction of each of `runs` (`(start, end)`, in order).
+fn reduce_runs<K: Copy, In: DeviceType, A: DeviceType, Out: DeviceType>(
+    keys: &[K],
+    values: &[In],
+    op: &UserScanOp<In, A, Out>,
+    runs: impl Iterator<Item = (usize, usize)>,
+) -> Result<(Vec<K>, Vec<Out>)> {
     check_len("values", keys.len(), values.len())?;
     let h = &op.host;
-    Ok(runs(keys)
+    Ok(runs
         .map(|(s, e)| {
             let first = (h.load)(values[s]);
             let total = values[s + 1..e].iter().fold(first, |run, &v| (h.combine)(run, (h.load)(v)));

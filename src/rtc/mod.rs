@@ -47,7 +47,7 @@
 //! See [`UserPred`]'s and [`UserScanOp`]'s safety sections: pure functions of their arguments, which
 //! return, without block- or warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
 //! constants; it sees the crate's headers (namespace `lookback`) but should not rely on them.
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernels::{DType, Kernel};
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
@@ -56,6 +56,7 @@ mod cache;
 mod code;
 mod compile;
 mod device_type;
+mod eq;
 mod headers;
 mod nvrtc;
 mod pred;
@@ -64,12 +65,14 @@ mod scan_op;
 pub use cache::CacheHit;
 pub use compile::CompileReport;
 pub use device_type::DeviceType;
+pub use eq::UserEq;
 pub use nvrtc::nvrtc_available;
 pub use pred::UserPred;
 pub use scan_op::UserScanOp;
 
 pub(crate) use cache::cubin;
 pub(crate) use code::UserCode;
+pub(crate) use eq::{EqCode, check_value_size, runs_kernel, unique_kernels};
 pub(crate) use nvrtc::INSTALL_HINT as NVRTC_HINT;
 
 /// The kernels of a selection family compiled for user code (`cuda/rtc/select.cuh`), by the role the
@@ -137,24 +140,41 @@ pub(crate) fn scan_for_arch(code: &scan_op::ScanCode, arch: &str) -> Result<Comp
 }
 
 /// The keyed kernel (`cuda/rtc/by_key.cuh`: reduce_by_key and the scans by key) for `code` and keys of
-/// `key_bytes` on the GPU of `ctx`, and how it was obtained.
+/// `key_bytes`, compared by the user equality `eq` if there is one, on the GPU of `ctx`, and how it was
+/// obtained.
 pub(crate) fn by_key_kernel(
     ctx: &Arc<CudaContext>,
     code: &scan_op::ScanCode,
     key_bytes: usize,
+    eq: Option<&EqCode>,
 ) -> Result<(Kernel, CompileReport)> {
     code.check_by_key_sizes()?;
-    let program = code.by_key_program(key_bytes);
-    let compiled = compile::compile(ctx, &program, code.half()).map_err(|e| code.map_error(e))?;
+    let program = code.by_key_program(key_bytes, eq);
+    let half = code.half() || eq.is_some_and(EqCode::half);
+    let compiled = compile::compile(ctx, &program, half).map_err(|e| by_key_error(code, eq, e))?;
     Ok((Kernel::runtime("lookback_rtc_by_key", compiled.image), compiled.report))
 }
 
-/// The keyed kernel for `code` and keys of `key_bytes`, compiled for architecture `arch` (`sm_90`) without a
-/// GPU.
-pub(crate) fn by_key_for_arch(code: &scan_op::ScanCode, key_bytes: usize, arch: &str) -> Result<CompileReport> {
+/// The keyed kernel for `code` and keys of `key_bytes` (compared by `eq` if there is one), compiled for
+/// architecture `arch` (`sm_90`) without a GPU.
+pub(crate) fn by_key_for_arch(
+    code: &scan_op::ScanCode,
+    key_bytes: usize,
+    eq: Option<&EqCode>,
+    arch: &str,
+) -> Result<CompileReport> {
     code.check_by_key_sizes()?;
-    let program = code.by_key_program(key_bytes);
-    Ok(compile::compile_for(arch, &program, code.half()).map_err(|e| code.map_error(e))?.report)
+    let program = code.by_key_program(key_bytes, eq);
+    let half = code.half() || eq.is_some_and(EqCode::half);
+    Ok(compile::compile_for(arch, &program, half).map_err(|e| by_key_error(code, eq, e))?.report)
+}
+
+/// A keyed kernel's compile error, a layout mismatch named for whichever type it is about.
+fn by_key_error(code: &scan_op::ScanCode, eq: Option<&EqCode>, e: Error) -> Error {
+    match (code.map_error(e), eq) {
+        (e @ Error::Compile { .. }, Some(eq)) => eq.map_error(e),
+        (e, _) => e,
+    }
 }
 
 /// `Ok` for an architecture named like `sm_90`.

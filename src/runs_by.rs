@@ -1,0 +1,365 @@
+//! The run encodings and unique_by_key by a user equality ([`UserEq`]): the `Workspace` methods and the
+//! one-shot functions. The kernel is the classic run agent (`cuda/classic/runs.cuh`) compiled at run time
+//! with the user's equality deciding where runs start (`cuda/rtc/runs.cuh`): one module per equality and
+//! value size (none for the encodings). The register-tile kernels and the persistent engine have no
+//! such kernel: the [`Engine`](crate::Engine) setting does not change these launches.
+use crate::encode::one_shot_runs;
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::{Result, check_len};
+use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
+use crate::plan::Primitive;
+use crate::rtc::{self, DeviceType, UserEq};
+use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+use std::sync::Arc;
+
+/// The device addresses and length of one call, checked.
+struct RunsCall {
+    keys: u64,
+    values: u64,
+    out_keys: u64,
+    out_values: u64,
+    num_runs: u64,
+    n: usize,
+}
+
+impl Workspace {
+    /// One encoding launch by `eq`: `first`/`second` get (run's first item, length or end) or (offset,
+    /// length).
+    #[allow(clippy::too_many_arguments)]
+    fn encode_by_into<K, L, FT, I, F, S, N>(
+        &mut self,
+        input: &I,
+        first: &mut F,
+        second: &mut S,
+        num_runs: &mut N,
+        mode: RunsMode,
+        eq: &UserEq<K>,
+    ) -> Result<()>
+    where
+        K: DeviceType,
+        L: RunLength,
+        FT: DeviceRepr,
+        I: DevicePtr<K>,
+        F: DevicePtrMut<FT>,
+        S: DevicePtrMut<L>,
+        N: DevicePtrMut<u64>,
+    {
+        let n = input.len();
+        let names = match mode {
+            RunsMode::NonTrivial => ("offsets", "lengths"),
+            RunsMode::Ends => ("values", "ends"),
+            _ => ("values", "lengths"),
+        };
+        check_length_type::<L>(n)?;
+        check_room(names.0, n, first.len())?;
+        check_room(names.1, n, second.len())?;
+        check_room("num_runs", 1, num_runs.len())?;
+        let stream: Arc<CudaStream> = input.stream().clone();
+        for s in [first.stream(), second.stream(), num_runs.stream()] {
+            same_context(&stream, s)?;
+        }
+        self.enter(&stream)?;
+        let (src, _read) = input.device_ptr(&stream);
+        let (first_len, second_len) = (first.len(), second.len());
+        let (a, _a) = first.device_ptr_mut(&stream);
+        let (b, _b) = second.device_ptr_mut(&stream);
+        let (count, _count) = num_runs.device_ptr_mut(&stream);
+        check_disjoint(
+            &[Span::new::<K>("input", src, n)],
+            &[
+                Span::new::<FT>(names.0, a, first_len),
+                Span::new::<L>(names.1, b, second_len),
+                Span::new::<u64>("num_runs", count, 1),
+            ],
+        )?;
+        let call = RunsCall { keys: src, values: 0, out_keys: a, out_values: b, num_runs: count, n };
+        self.runs_by::<K>(&stream, call, mode, size_of::<L>() as u32, 0, eq)
+    }
+
+    /// Compiles (or finds) the run agent for `eq` and values of `value_bytes` (0: the encodings), then
+    /// launches it in `mode`. An empty input compiles nothing and writes a count of 0.
+    fn runs_by<K: DeviceType>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        call: RunsCall,
+        mode: RunsMode,
+        length_bytes: u32,
+        value_bytes: usize,
+        eq: &UserEq<K>,
+    ) -> Result<()> {
+        if call.n == 0 {
+            return zero_counts(stream, call.num_runs, 1);
+        }
+        let (kernel, _) = rtc::runs_kernel(stream.context(), &eq.code, value_bytes)?;
+        let job = RunsJob {
+            primitive: Primitive::UserByKey { kernel, key_bytes: size_of::<K>(), value_bytes },
+            keys: call.keys,
+            values: call.values,
+            out_keys: call.out_keys,
+            out_values: call.out_values,
+            num_runs: call.num_runs,
+            n: call.n,
+            seed: 0,
+            mode,
+            length_bytes,
+        };
+        // The user's equality reads no key parameters.
+        self.runs_raw_with(stream, job, (0, 0))
+    }
+
+    /// Run-length encoding by a user equality: for each run (a maximal stretch of items each of which
+    /// `eq` says continues the one before it), its **first** item into `values` and its length into
+    /// `lengths`, in order, and the number of runs into `num_runs[0]`, on the device: nothing blocks the
+    /// host. Both outputs must hold `input.len()` items; items past the count are left alone.
+    ///
+    /// Items are any [`DeviceType`] of 1, 2, 4 or 8 bytes. Runs on the classic run agent compiled at run
+    /// time for the equality (the first call compiles it or finds it in the caches;
+    /// [`UserEq::compile_encodings`] does that ahead, and must be called before capturing the call into
+    /// a CUDA graph); the [`Engine`](crate::Engine) setting does not change the launch.
+    ///
+    /// # Errors
+    /// [`Error::OutputTooSmall`], [`Error::Overlap`] if an output overlaps the input or another output,
+    /// [`Error::Unsupported`] for `u32` lengths of an input of 2^32 items or more,
+    /// [`Error::ContextMismatch`], the errors of [`UserEq::compile`], [`Error::KernelsNotBuilt`],
+    /// [`Error::Driver`]. On error nothing is written. An empty input writes a count of 0 and compiles
+    /// nothing.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::{Workspace, rtc::UserEq};
+    /// // SAFETY: a pure expression.
+    /// let caseless = unsafe {
+    ///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a.to_ascii_lowercase() == b.to_ascii_lowercase())?
+    /// };
+    /// let input = stream.clone_htod(b"aAAbBc")?;
+    /// let mut values = stream.alloc_zeros::<u8>(6)?;
+    /// let mut lengths = stream.alloc_zeros::<u32>(6)?;
+    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
+    /// Workspace::new(&stream).run_length_encode_by_into(&input, &mut values, &mut lengths, &mut num_runs, &caseless)?;
+    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [3]);
+    /// assert_eq!(stream.clone_dtoh(&values.slice(..3))?, b"abc");
+    /// assert_eq!(stream.clone_dtoh(&lengths.slice(..3))?, [3, 2, 1]);
+    /// # Ok(()) }
+    /// ```
+    pub fn run_length_encode_by_into<K, L, I, O, C, N>(
+        &mut self,
+        input: &I,
+        values: &mut O,
+        lengths: &mut C,
+        num_runs: &mut N,
+        eq: &UserEq<K>,
+    ) -> Result<()>
+    where
+        K: DeviceType,
+        L: RunLength,
+        I: DevicePtr<K>,
+        O: DevicePtrMut<K>,
+        C: DevicePtrMut<L>,
+        N: DevicePtrMut<u64>,
+    {
+        self.encode_by_into::<K, L, K, _, _, _, _>(input, values, lengths, num_runs, RunsMode::Encode, eq)
+    }
+
+    /// Run-end encoding by a user equality: as [`run_length_encode_by_into`](Self::run_length_encode_by_into),
+    /// each run's end (the index one past its last item) instead of its length.
+    ///
+    /// # Errors
+    /// As [`run_length_encode_by_into`](Self::run_length_encode_by_into).
+    pub fn run_end_encode_by_into<K, L, I, O, E, N>(
+        &mut self,
+        input: &I,
+        values: &mut O,
+        ends: &mut E,
+        num_runs: &mut N,
+        eq: &UserEq<K>,
+    ) -> Result<()>
+    where
+        K: DeviceType,
+        L: RunLength,
+        I: DevicePtr<K>,
+        O: DevicePtrMut<K>,
+        E: DevicePtrMut<L>,
+        N: DevicePtrMut<u64>,
+    {
+        self.encode_by_into::<K, L, K, _, _, _, _>(input, values, ends, num_runs, RunsMode::Ends, eq)
+    }
+
+    /// The offset and length of every run longer than one item, runs as
+    /// [`run_length_encode_by_into`](Self::run_length_encode_by_into) cuts them.
+    ///
+    /// # Errors
+    /// As [`run_length_encode_by_into`](Self::run_length_encode_by_into).
+    pub fn non_trivial_runs_by_into<K, L, I, O, C, N>(
+        &mut self,
+        input: &I,
+        offsets: &mut O,
+        lengths: &mut C,
+        num_runs: &mut N,
+        eq: &UserEq<K>,
+    ) -> Result<()>
+    where
+        K: DeviceType,
+        L: RunLength,
+        I: DevicePtr<K>,
+        O: DevicePtrMut<L>,
+        C: DevicePtrMut<L>,
+        N: DevicePtrMut<u64>,
+    {
+        self.encode_by_into::<K, L, L, _, _, _, _>(input, offsets, lengths, num_runs, RunsMode::NonTrivial, eq)
+    }
+
+    /// unique_by_key by a user equality: the first key of each run of `keys` (runs as `eq` cuts them) and
+    /// the value at the same position into `keys_out`/`values_out`, and the number of runs into
+    /// `num_runs[0]` (on the device). Keys and values are any [`DeviceType`]s of 1, 2, 4 or 8 bytes. Engine
+    /// and compile as in [`run_length_encode_by_into`](Self::run_length_encode_by_into)
+    /// ([`UserEq::compile_unique_by_key`] ahead of a capture).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `values` is not as long as `keys`; [`Error::UnsupportedSize`] for
+    /// values of other sizes; [`Error::OutputTooSmall`]; [`Error::Overlap`]; [`Error::ContextMismatch`];
+    /// the errors of [`UserEq::compile`]; [`Error::KernelsNotBuilt`], [`Error::Driver`]. On error nothing
+    /// is written.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::{Workspace, rtc::UserEq};
+    /// // Keys in the same block of 16.
+    /// // SAFETY: a pure expression.
+    /// let block = unsafe { UserEq::new("(a >> 4) == (b >> 4)", |a: u32, b: u32| a >> 4 == b >> 4)? };
+    /// let keys = stream.clone_htod(&[1u32, 15, 16, 40, 47])?;
+    /// let values = stream.clone_htod(&[10u16, 11, 12, 13, 14])?;
+    /// let mut keys_out = stream.alloc_zeros::<u32>(5)?;
+    /// let mut values_out = stream.alloc_zeros::<u16>(5)?;
+    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
+    /// Workspace::new(&stream)
+    ///     .unique_by_key_by_into(&keys, &values, &mut keys_out, &mut values_out, &mut num_runs, &block)?;
+    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [3]);
+    /// assert_eq!(stream.clone_dtoh(&keys_out.slice(..3))?, [1, 16, 40]);
+    /// assert_eq!(stream.clone_dtoh(&values_out.slice(..3))?, [10, 12, 13]);
+    /// # Ok(()) }
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn unique_by_key_by_into<K, V, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+        eq: &UserEq<K>,
+    ) -> Result<()>
+    where
+        K: DeviceType,
+        V: DeviceType,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<V>,
+        N: DevicePtrMut<u64>,
+    {
+        let n = keys.len();
+        check_len("values", n, values.len())?;
+        rtc::check_value_size::<V>()?;
+        check_room("keys_out", n, keys_out.len())?;
+        check_room("values_out", n, values_out.len())?;
+        check_room("num_runs", 1, num_runs.len())?;
+        let stream: &Arc<CudaStream> = &keys.stream().clone();
+        for s in [values.stream(), keys_out.stream(), values_out.stream(), num_runs.stream()] {
+            same_context(stream, s)?;
+        }
+        self.enter(stream)?;
+        let (k, _k) = keys.device_ptr(stream);
+        let (v, _v) = values.device_ptr(stream);
+        let (ko_len, vo_len) = (keys_out.len(), values_out.len());
+        let (ko, _ko) = keys_out.device_ptr_mut(stream);
+        let (vo, _vo) = values_out.device_ptr_mut(stream);
+        let (count, _count) = num_runs.device_ptr_mut(stream);
+        check_disjoint(
+            &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
+            &[
+                Span::new::<K>("keys_out", ko, ko_len),
+                Span::new::<V>("values_out", vo, vo_len),
+                Span::new::<u64>("num_runs", count, 1),
+            ],
+        )?;
+        let call = RunsCall { keys: k, values: v, out_keys: ko, out_values: vo, num_runs: count, n };
+        self.runs_by::<K>(stream, call, RunsMode::Unique, 8, size_of::<V>(), eq)
+    }
+}
+
+/// [`Workspace::run_length_encode_by_into`] into new buffers: the first item and the length of each run by
+/// `eq` (blocks until the number of runs is known). `L` is `u32` or `u64`.
+///
+/// # Errors
+/// As [`Workspace::run_length_encode_by_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+/// use lookback::rtc::UserEq;
+/// // SAFETY: a pure expression.
+/// let sign = unsafe { UserEq::new("(a < 0) == (b < 0)", |a: i64, b: i64| (a < 0) == (b < 0))? };
+/// let input = stream.clone_htod(&[-3i64, -1, 4, 5, 9, -2])?;
+/// let runs = lookback::run_length_encode_by::<i64, u32, _>(&input, &sign)?;
+/// assert_eq!(runs.to_vecs()?, (vec![-3, 4, -2], vec![2, 3, 1]));
+/// # Ok(()) }
+/// ```
+pub fn run_length_encode_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
+    input: &I,
+    eq: &UserEq<K>,
+) -> Result<Runs<K, L>> {
+    one_shot_runs(input.stream(), input.len(), |ws, values, lengths, count| {
+        ws.run_length_encode_by_into(input, values, lengths, count, eq)
+    })
+}
+
+/// [`Workspace::run_end_encode_by_into`] into new buffers. `L` is `u32` or `u64`.
+///
+/// # Errors
+/// As [`Workspace::run_length_encode_by_into`].
+pub fn run_end_encode_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
+    input: &I,
+    eq: &UserEq<K>,
+) -> Result<Runs<K, L>> {
+    one_shot_runs(input.stream(), input.len(), |ws, values, ends, count| {
+        ws.run_end_encode_by_into(input, values, ends, count, eq)
+    })
+}
+
+/// [`Workspace::non_trivial_runs_by_into`] into new buffers. `L` is `u32` or `u64`.
+///
+/// # Errors
+/// As [`Workspace::run_length_encode_by_into`].
+pub fn non_trivial_runs_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
+    input: &I,
+    eq: &UserEq<K>,
+) -> Result<Runs<L, L>> {
+    one_shot_runs(input.stream(), input.len(), |ws, offsets, lengths, count| {
+        ws.non_trivial_runs_by_into(input, offsets, lengths, count, eq)
+    })
+}
+
+/// [`Workspace::unique_by_key_by_into`] into new buffers (blocks until the number of runs is known).
+///
+/// # Errors
+/// As [`Workspace::unique_by_key_by_into`].
+pub fn unique_by_key_by<K, V, IK, IV>(keys: &IK, values: &IV, eq: &UserEq<K>) -> Result<Runs<K, V>>
+where
+    K: DeviceType,
+    V: DeviceType,
+    IK: DevicePtr<K>,
+    IV: DevicePtr<V>,
+{
+    rtc::check_value_size::<V>()?;
+    one_shot_runs(keys.stream(), keys.len(), |ws, k, v, count| ws.unique_by_key_by_into(keys, values, k, v, count, eq))
+}
