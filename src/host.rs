@@ -181,7 +181,8 @@ pub use runs::{
 };
 pub use runs_by::{non_trivial_runs_by, run_end_encode_by, run_length_encode_by, unique_by, unique_by_key_by};
 pub use user_by_key::{
-    exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user, reduce_by_key_user_by,
+    exclusive_scan_by_key_user, exclusive_scan_by_key_user_by, inclusive_scan_by_key_user,
+    inclusive_scan_by_key_user_by, reduce_by_key_user, reduce_by_key_user_by,
 };
 pub use user_scan::{exclusive_scan_user, inclusive_scan_user};
 

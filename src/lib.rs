@@ -18,6 +18,7 @@
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`rtc::UserPred`] | your own predicate in CUDA C++, compiled at run time (NVRTC) into the same kernels; any [`Predicate`] goes where a `Pred` does |
 //! | [`rtc::UserScanOp`] | your own associative operator in CUDA C++ for the scans ([`inclusive_scan_user`], …), reductions ([`reduce_user`]) and keyed primitives ([`reduce_by_key_user`], [`inclusive_scan_by_key_user`], [`exclusive_scan_by_key_user`]) |
+//! | [`rtc::UserEq`] | your own key equality in CUDA C++ over any 1-, 2-, 4- or 8-byte [`rtc::DeviceType`] (structs too): [`unique_by`], [`run_length_encode_by`], [`run_end_encode_by`], [`non_trivial_runs_by`], [`unique_by_key_by`], [`reduce_by_key_user_by`], [`inclusive_scan_by_key_user_by`], [`exclusive_scan_by_key_user_by`] |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`Workspace::with_count`], [`graph::capture`] | sizes in device memory, and pipelines captured in a CUDA graph and replayed (see [`graph`]) |
 //! | [`Engine`] | classic look-back or, on sm_90+, the persistent warp-specialised engine (scans at 0.97 of memcpy); chosen per call by default |
@@ -106,6 +107,7 @@ mod runs_by;
 mod scan;
 mod select;
 mod user_by_key;
+mod user_by_key_by;
 mod user_scan;
 
 pub use by_key::{exclusive_scan_by_key, inclusive_scan_by_key, reduce_by_key, unique_by_key};
@@ -130,9 +132,8 @@ pub use select::{
     Selected, count_if, mask_if, select_flagged, select_flagged_in_place, select_flagged_into, select_if,
     select_if_in_place, select_if_into, unique, unique_by, unique_in_place, unique_into,
 };
-pub use user_by_key::{
-    exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user, reduce_by_key_user_by,
-};
+pub use user_by_key::{exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user};
+pub use user_by_key_by::{exclusive_scan_by_key_user_by, inclusive_scan_by_key_user_by, reduce_by_key_user_by};
 
 pub use cudarc;
 /// Re-export of `half`, whose `f16` and `bf16` are element types.

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::error::{Result, check_len};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
 use crate::plan::Primitive;
-use crate::rtc::{DeviceType, EqCode, UserEq, UserScanOp};
+use crate::rtc::{DeviceType, EqCode, UserScanOp};
 use crate::runs::{Runs, RunsJob, RunsMode, key_equality};
 use crate::user_scan::seed_bits;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
@@ -26,7 +26,7 @@ struct KeyedCall {
 
 /// How a keyed call's adjacent keys compare.
 #[derive(Clone, Copy)]
-enum KeyCompare<'a> {
+pub(crate) enum KeyCompare<'a> {
     /// As the element type says (`crate::runs::key_equality`: IEEE `==` for floats).
     Params((u64, u64)),
     /// By a user equality compiled into the kernel.
@@ -110,73 +110,9 @@ impl Workspace {
         self.reduce_by_key_user_with(keys, values, keys_out, values_out, num_runs, op, KeyCompare::of::<K>())
     }
 
-    /// reduce_by_key with a user operator whose runs a user equality cuts: for each run (a maximal stretch
-    /// of keys each of which `eq` says continues the one before it), the run's **first** key into
-    /// `keys_out` and `store(load(v₀) ⊕ … ⊕ load(vₖ))` of its values into `values_out`, and the number of
-    /// runs into `num_runs[0]`, on the device. Keys are any [`DeviceType`] of 1, 2, 4 or 8 bytes (your
-    /// `#[repr(C)]` structs included). Otherwise as [`reduce_by_key_user_into`](Self::reduce_by_key_user_into):
-    /// the classic run agent, compiled at run time for the operator and the equality together
-    /// ([`UserScanOp::compile_by_key_by`] ahead of a capture).
-    ///
-    /// The built-in keyed reductions ([`reduce_by_key_into`](Self::reduce_by_key_into) with a
-    /// [`ScanOp`](crate::ScanOp)) take no user equality: write the operator as a [`UserScanOp`] (`a + b`,
-    /// identity `0`) to combine it with one.
-    ///
-    /// # Errors
-    /// As [`reduce_by_key_user_into`](Self::reduce_by_key_user_into); a compile error or layout mismatch
-    /// may be the equality's.
-    ///
-    /// # Example
-    /// ```
-    /// # fn main() -> lookback::Result<()> {
-    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
-    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
-    /// use lookback::{Workspace, rtc::{UserEq, UserScanOp}};
-    /// // Sums per minute of timestamped values.
-    /// // SAFETY: pure expressions.
-    /// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i32, b: i32| a.wrapping_add(b), 0)? };
-    /// // SAFETY: as above.
-    /// let minute = unsafe { UserEq::new("a / 60 == b / 60", |a: u32, b: u32| a / 60 == b / 60)? };
-    /// let stamps = stream.clone_htod(&[0u32, 30, 59, 60, 130])?;
-    /// let values = stream.clone_htod(&[1i32, 2, 3, 4, 5])?;
-    /// let mut firsts = stream.alloc_zeros::<u32>(5)?;
-    /// let mut sums = stream.alloc_zeros::<i32>(5)?;
-    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
-    /// Workspace::new(&stream)
-    ///     .reduce_by_key_user_by_into(&stamps, &values, &mut firsts, &mut sums, &mut num_runs, &sum, &minute)?;
-    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [3]);
-    /// assert_eq!(stream.clone_dtoh(&firsts.slice(..3))?, [0, 60, 130]);
-    /// assert_eq!(stream.clone_dtoh(&sums.slice(..3))?, [6, 4, 5]);
-    /// # Ok(()) }
-    /// ```
-    #[allow(clippy::too_many_arguments)]
-    pub fn reduce_by_key_user_by_into<K, In, A, Out, IK, IV, OK, OV, N>(
-        &mut self,
-        keys: &IK,
-        values: &IV,
-        keys_out: &mut OK,
-        values_out: &mut OV,
-        num_runs: &mut N,
-        op: &UserScanOp<In, A, Out>,
-        eq: &UserEq<K>,
-    ) -> Result<()>
-    where
-        K: DeviceType,
-        In: DeviceType,
-        A: DeviceType,
-        Out: DeviceType,
-        IK: DevicePtr<K>,
-        IV: DevicePtr<In>,
-        OK: DevicePtrMut<K>,
-        OV: DevicePtrMut<Out>,
-        N: DevicePtrMut<u64>,
-    {
-        self.reduce_by_key_user_with(keys, values, keys_out, values_out, num_runs, op, KeyCompare::User(&eq.code))
-    }
-
     /// reduce_by_key with a user operator, keys compared as `compare` says.
     #[allow(clippy::too_many_arguments)]
-    fn reduce_by_key_user_with<K, In, A, Out, IK, IV, OK, OV, N>(
+    pub(crate) fn reduce_by_key_user_with<K, In, A, Out, IK, IV, OK, OV, N>(
         &mut self,
         keys: &IK,
         values: &IV,
@@ -329,6 +265,27 @@ impl Workspace {
         IV: DevicePtr<In>,
         O: DevicePtrMut<Out>,
     {
+        self.scan_by_key_user_with(keys, values, output, init, op, KeyCompare::of::<K>())
+    }
+
+    /// A scan by key with a user operator (exclusive with `init`), keys compared as `compare` says.
+    pub(crate) fn scan_by_key_user_with<K, In, A, Out, IK, IV, O>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        output: &mut O,
+        init: Option<A>,
+        op: &UserScanOp<In, A, Out>,
+        compare: KeyCompare<'_>,
+    ) -> Result<()>
+    where
+        In: DeviceType,
+        A: DeviceType,
+        Out: DeviceType,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<In>,
+        O: DevicePtrMut<Out>,
+    {
         let n = keys.len();
         check_len("values", n, values.len())?;
         op.code.check_by_key_sizes()?;
@@ -350,7 +307,7 @@ impl Workspace {
             Some(init) => (RunsMode::ScanExclusive, seed_bits(init)),
             None => (RunsMode::ScanInclusive, 0),
         };
-        self.user_runs::<K, In, A, Out>(&stream, call, mode, seed, op, KeyCompare::of::<K>())
+        self.user_runs::<K, In, A, Out>(&stream, call, mode, seed, op, compare)
     }
 
     /// Compiles (or finds) the keyed kernel for `op` and keys of type `K` compared as `compare` says, then
@@ -430,31 +387,6 @@ where
     op.code.check_by_key_sizes()?;
     one_shot_runs(keys.stream(), keys.len(), |ws, k, v, count| {
         ws.reduce_by_key_user_into(keys, values, k, v, count, op)
-    })
-}
-
-/// [`Workspace::reduce_by_key_user_by_into`] into new buffers: the first key of each run by `eq` and its
-/// reduction with a user operator (blocks until the number of runs is known).
-///
-/// # Errors
-/// As [`Workspace::reduce_by_key_user_by_into`].
-pub fn reduce_by_key_user_by<K, In, A, Out, IK, IV>(
-    keys: &IK,
-    values: &IV,
-    op: &UserScanOp<In, A, Out>,
-    eq: &UserEq<K>,
-) -> Result<Runs<K, Out>>
-where
-    K: DeviceType,
-    In: DeviceType,
-    A: DeviceType,
-    Out: DeviceType,
-    IK: DevicePtr<K>,
-    IV: DevicePtr<In>,
-{
-    op.code.check_by_key_sizes()?;
-    one_shot_runs(keys.stream(), keys.len(), |ws, k, v, count| {
-        ws.reduce_by_key_user_by_into(keys, values, k, v, count, op, eq)
     })
 }
 

@@ -1,6 +1,6 @@
 //! User key equalities compiled at run time (`rtc::UserEq`): unique (`Workspace::unique_by_into`, in place,
-//! one-shot, on both engines), the run encodings, unique_by_key and reduce_by_key with a user operator by a
-//! user equality. Typed errors, the host references, compiles without a GPU (NVRTC on the host), and on the
+//! one-shot, on both engines), the run encodings, unique_by_key, and reduce_by_key and the scans by key with
+//! a user operator, by a user equality. Typed errors, the host references, compiles without a GPU (NVRTC on the host), and on the
 //! GPU every primitive against the host closures with a case-insensitive u8 equality, a struct key compared
 //! on one field, a non-transitive float tolerance and 8-byte keys, at sizes around each agent's tiles, with
 //! poisoned outputs and counts.
@@ -661,6 +661,82 @@ fn reduce_by_key_user_by_matches_the_host() {
     );
 }
 
+/// inclusive_scan_by_key_user_by_into and exclusive_scan_by_key_user_by_into, and their one-shots, against
+/// the host.
+#[allow(clippy::too_many_arguments)]
+fn check_scans<K: DeviceType + Debug, V: DeviceType + Debug>(
+    stream: &Arc<CudaStream>,
+    ws: &mut Workspace,
+    what: &str,
+    keys: &[K],
+    values: &[V],
+    init: V,
+    op: &UserScanOp<V, V>,
+    eq: &UserEq<K>,
+    poison: V,
+) {
+    let n = keys.len();
+    let (dk, dv) = (stream.clone_htod(keys).unwrap(), stream.clone_htod(values).unwrap());
+    let want = host::inclusive_scan_by_key_user_by(keys, values, op, eq).unwrap();
+    let mut out = poisoned(stream, n, poison);
+    ws.inclusive_scan_by_key_user_by_into(&dk, &dv, &mut out, op, eq).unwrap();
+    check_col(&format!("{what} inclusive n={n}"), &stream.clone_dtoh(&out).unwrap(), &want, poison);
+    let want_ex = host::exclusive_scan_by_key_user_by(keys, values, init, op, eq).unwrap();
+    let mut out = poisoned(stream, n, poison);
+    ws.exclusive_scan_by_key_user_by_into(&dk, &dv, &mut out, init, op, eq).unwrap();
+    check_col(&format!("{what} exclusive n={n}"), &stream.clone_dtoh(&out).unwrap(), &want_ex, poison);
+    if n <= 70_000 {
+        let one = lookback::inclusive_scan_by_key_user_by(&dk, &dv, op, eq).unwrap();
+        check_col(&format!("{what} one-shot inclusive n={n}"), &stream.clone_dtoh(&one).unwrap(), &want, poison);
+        let one = lookback::exclusive_scan_by_key_user_by(&dk, &dv, init, op, eq).unwrap();
+        check_col(&format!("{what} one-shot exclusive n={n}"), &stream.clone_dtoh(&one).unwrap(), &want_ex, poison);
+    }
+}
+
+#[test]
+fn scans_by_key_user_by_match_the_host() {
+    let Some(stream) = gpu() else { return };
+    if !nvrtc() {
+        return;
+    }
+    let mut ws = Workspace::new(&stream);
+    let runs_tile = |k: usize, v: usize| lookback::__private::runs_tile_items(k.max(v));
+    for (i, n) in sizes(runs_tile(4, 4)).into_iter().enumerate() {
+        let seed = 900 + i as u64;
+        let values: Vec<u32> = random(n, seed, |r| r as u32);
+        check_scans(&stream, &mut ws, "Pt sum", &points(n, seed), &values, 5, &sum_u32(), &same_x(), 7);
+        check_scans(&stream, &mut ws, "near sum", &walk(n, seed), &values, 0, &sum_u32(), &near(), 7);
+    }
+    for (i, n) in sizes(runs_tile(1, 8)).into_iter().enumerate() {
+        let maps: Vec<u64> = random(n, 950 + i as u64, |r| r | 1 << 32);
+        check_scans(
+            &stream,
+            &mut ws,
+            "caseless affine",
+            &letters(n, i as u64),
+            &maps,
+            3 << 32 | 1,
+            &compose_u64(),
+            &caseless(),
+            7,
+        );
+    }
+    ws.set_deterministic(true);
+    let n = 5 * runs_tile(8, 8) + 3;
+    let maps: Vec<u64> = random(n, 9, |r| r | 1 << 32);
+    check_scans(
+        &stream,
+        &mut ws,
+        "deterministic minute affine",
+        &stamps(n, 9),
+        &maps,
+        1 << 32,
+        &compose_u64(),
+        &same_minute(),
+        7,
+    );
+}
+
 #[test]
 fn gpu_errors_write_nothing() {
     let Some(stream) = gpu() else { return };
@@ -771,6 +847,7 @@ fn sanitizer_cases() {
             Pt { x: -9, y: -9 },
             7,
         );
+        check_scans(&stream, &mut ws, "sanitize Pt", &points(n, seed), &values, 5, &sum_u32(), &same_x(), 7);
     }
     stream.synchronize().unwrap();
 }

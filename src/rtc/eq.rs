@@ -13,9 +13,12 @@ use std::sync::Arc;
 /// Whether two *adjacent* items belong to the same run, written as CUDA C++ for the GPU and as a Rust
 /// closure for the host: what [`Workspace::unique_by_into`](crate::Workspace::unique_by_into), the
 /// encodings ([`Workspace::run_length_encode_by_into`](crate::Workspace::run_length_encode_by_into), …),
-/// [`Workspace::unique_by_key_by_into`](crate::Workspace::unique_by_key_by_into) and
-/// [`Workspace::reduce_by_key_user_by_into`](crate::Workspace::reduce_by_key_user_by_into) cut runs with,
-/// in place of `==`.
+/// [`Workspace::unique_by_key_by_into`](crate::Workspace::unique_by_key_by_into) and, with a
+/// [`UserScanOp`](super::UserScanOp), [`Workspace::reduce_by_key_user_by_into`](crate::Workspace::reduce_by_key_user_by_into)
+/// and the scans by key ([`Workspace::inclusive_scan_by_key_user_by_into`](crate::Workspace::inclusive_scan_by_key_user_by_into),
+/// [`Workspace::exclusive_scan_by_key_user_by_into`](crate::Workspace::exclusive_scan_by_key_user_by_into))
+/// cut runs with, in place of `==`. The keyed primitives with a built-in [`ScanOp`](crate::ScanOp) take
+/// none: write the operator as a `UserScanOp` for that.
 ///
 /// The code is an expression (or a function body) over `a` and `b` of the key type `K`, `a` the earlier
 /// item of the two, and is `true` when `b` continues `a`'s run. It is asked about each adjacent pair
@@ -33,7 +36,7 @@ use std::sync::Arc;
 /// crate's own agents, and cached like [`UserPred`](super::UserPred)'s ([module docs](crate::rtc)):
 /// unique on the classic selection agent and the persistent engine's compaction (the
 /// [`Engine`](crate::Engine) setting applies as for the built-in unique); the encodings, unique_by_key and
-/// the keyed reduction with a user operator on the classic run agent only (`cuda/classic/runs.cuh`: the
+/// the keyed primitives with a user operator on the classic run agent only (`cuda/classic/runs.cuh`: the
 /// register-tile kernels and the persistent engine are not compiled for user equalities, whatever the
 /// engine setting). The first call compiles; [`UserEq::compile`] and its siblings do so ahead of time,
 /// and must be called before capturing such calls into a CUDA graph.

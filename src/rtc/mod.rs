@@ -13,7 +13,21 @@
 //! [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into) and the scans by key
 //! ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into), …),
 //! with keys of the element types, values of 1, 2, 4 or 8 bytes, results of the values' size and
-//! accumulators of 1, 2, 4 or 8 bytes. User key equalities are not supported yet.
+//! accumulators of 1, 2, 4 or 8 bytes.
+//!
+//! [`UserEq`] takes an expression (or function body) over `a` and `b`, two *adjacent* items (`a` the
+//! earlier), true when `b` continues `a`'s run, and a Rust closure that says the same on the host. It is
+//! asked about each adjacent pair once, so it need not be transitive. Keys are any [`DeviceType`] of 1, 2, 4
+//! or 8 bytes — your `#[repr(C)]` structs included, not only the element types. It drives unique
+//! ([`Workspace::unique_by_into`](crate::Workspace::unique_by_into), in place and one-shot, on both engines),
+//! the run encodings ([`Workspace::run_length_encode_by_into`](crate::Workspace::run_length_encode_by_into),
+//! …), unique_by_key ([`Workspace::unique_by_key_by_into`](crate::Workspace::unique_by_key_by_into)) and, with
+//! a [`UserScanOp`], reduce_by_key and the scans by key
+//! ([`Workspace::reduce_by_key_user_by_into`](crate::Workspace::reduce_by_key_user_by_into),
+//! [`Workspace::inclusive_scan_by_key_user_by_into`](crate::Workspace::inclusive_scan_by_key_user_by_into), …);
+//! the run-based ones always on the classic run agent (not its register-tile variants nor the persistent
+//! engine). The keyed primitives with a built-in [`ScanOp`](crate::ScanOp) take no user equality yet:
+//! write the operator as a [`UserScanOp`] (`a + b`, identity `0`) and use the `_user_by` forms.
 //!
 //! [`UserPred`] takes a CUDA C++ expression (or function body) over the item `x`, and a Rust closure that
 //! says the same on the host. The selection primitives take it wherever they take a [`Pred`](crate::Pred)
@@ -44,7 +58,7 @@
 //! else the toolkit's `include` folder.
 //!
 //! # What user code may do
-//! See [`UserPred`]'s and [`UserScanOp`]'s safety sections: pure functions of their arguments, which
+//! See [`UserPred`]'s, [`UserScanOp`]'s and [`UserEq`]'s safety sections: pure functions of their arguments, which
 //! return, without block- or warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
 //! constants; it sees the crate's headers (namespace `lookback`) but should not rely on them.
 use crate::error::{Error, Result};

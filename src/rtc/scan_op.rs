@@ -429,7 +429,8 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
     }
 
     /// Compiles the keyed kernel whose runs the user equality `eq` cuts
-    /// ([`Workspace::reduce_by_key_user_by_into`](crate::Workspace::reduce_by_key_user_by_into)) for the GPU
+    /// ([`Workspace::reduce_by_key_user_by_into`](crate::Workspace::reduce_by_key_user_by_into) and the scans
+    /// by key, [`Workspace::inclusive_scan_by_key_user_by_into`](crate::Workspace::inclusive_scan_by_key_user_by_into), …) for the GPU
     /// of `stream` now, rather than at the first call (or finds it in the caches), and loads it: one
     /// kernel per operator and equality. Call it before capturing such calls into a CUDA graph.
     ///
