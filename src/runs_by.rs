@@ -134,7 +134,7 @@ impl Workspace {
     /// use lookback::{Workspace, rtc::UserEq};
     /// // SAFETY: a pure expression.
     /// let caseless = unsafe {
-    ///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a.to_ascii_lowercase() == b.to_ascii_lowercase())?
+    ///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a.eq_ignore_ascii_case(&b))?
     /// };
     /// let input = stream.clone_htod(b"aAAbBc")?;
     /// let mut values = stream.alloc_zeros::<u8>(6)?;

@@ -72,7 +72,7 @@ fn caseless() -> UserEq<u8> {
     // SAFETY: a pure expression of a and b.
     unsafe {
         UserEq::new("((a >= 'A' && a <= 'Z') ? a + 32 : a) == ((b >= 'A' && b <= 'Z') ? b + 32 : b)", |a: u8, b: u8| {
-            a.to_ascii_lowercase() == b.to_ascii_lowercase()
+            a.eq_ignore_ascii_case(&b)
         })
     }
     .unwrap()
@@ -129,7 +129,7 @@ fn letters(n: usize, seed: u64) -> Vec<u8> {
     (0..n)
         .map(|_| {
             if rng.unit() < 0.1 {
-                cur = if cur.to_ascii_lowercase() == b'a' { b'b' } else { b'a' };
+                cur = if cur.eq_ignore_ascii_case(&b'a') { b'b' } else { b'a' };
             }
             if rng.unit() < 0.5 { cur.to_ascii_uppercase() } else { cur }
         })

@@ -58,7 +58,7 @@ use std::sync::Arc;
 /// // ASCII letters compared without case.
 /// // SAFETY: a pure expression of a and b.
 /// let caseless = unsafe {
-///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a.to_ascii_lowercase() == b.to_ascii_lowercase())?
+///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a.eq_ignore_ascii_case(&b))?
 /// };
 /// assert_eq!(lookback::host::unique_by(b"aAbBBa", &caseless), b"aba");
 /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };

@@ -61,7 +61,7 @@
 //! See [`UserPred`]'s, [`UserScanOp`]'s and [`UserEq`]'s safety sections: pure functions of their arguments, which
 //! return, without block- or warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
 //! constants; it sees the crate's headers (namespace `lookback`) but should not rely on them.
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernels::{DType, Kernel};
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
@@ -184,9 +184,9 @@ pub(crate) fn by_key_for_arch(
 }
 
 /// A keyed kernel's compile error, a layout mismatch named for whichever type it is about.
-fn by_key_error(code: &scan_op::ScanCode, eq: Option<&EqCode>, e: Error) -> Error {
+fn by_key_error(code: &scan_op::ScanCode, eq: Option<&EqCode>, e: crate::Error) -> crate::Error {
     match (code.map_error(e), eq) {
-        (e @ Error::Compile { .. }, Some(eq)) => eq.map_error(e),
+        (e @ crate::Error::Compile { .. }, Some(eq)) => eq.map_error(e),
         (e, _) => e,
     }
 }
