@@ -6,23 +6,13 @@
 use crate::encode::one_shot_runs;
 #[cfg(doc)]
 use crate::error::Error;
-use crate::error::{Result, check_len};
-use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
+use crate::error::Result;
+use crate::launch::{Workspace, zero_counts};
 use crate::plan::Primitive;
 use crate::rtc::{self, DeviceType, UserEq};
-use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type};
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+use crate::runs::{KeyedCall, RunLength, Runs, RunsMode};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
-
-/// The device addresses and length of one call, checked.
-struct RunsCall {
-    keys: u64,
-    values: u64,
-    out_keys: u64,
-    out_values: u64,
-    num_runs: u64,
-    n: usize,
-}
 
 impl Workspace {
     /// One encoding launch by `eq`: `first`/`second` get (run's first item, length or end) or (offset,
@@ -40,42 +30,14 @@ impl Workspace {
     where
         K: DeviceType,
         L: RunLength,
-        FT: DeviceRepr,
         I: DevicePtr<K>,
         F: DevicePtrMut<FT>,
         S: DevicePtrMut<L>,
         N: DevicePtrMut<u64>,
     {
-        let n = input.len();
-        let names = match mode {
-            RunsMode::NonTrivial => ("offsets", "lengths"),
-            RunsMode::Ends => ("values", "ends"),
-            _ => ("values", "lengths"),
-        };
-        check_length_type::<L>(n)?;
-        check_room(names.0, n, first.len())?;
-        check_room(names.1, n, second.len())?;
-        check_room("num_runs", 1, num_runs.len())?;
-        let stream: Arc<CudaStream> = input.stream().clone();
-        for s in [first.stream(), second.stream(), num_runs.stream()] {
-            same_context(&stream, s)?;
-        }
-        self.enter(&stream)?;
-        let (src, _read) = input.device_ptr(&stream);
-        let (first_len, second_len) = (first.len(), second.len());
-        let (a, _a) = first.device_ptr_mut(&stream);
-        let (b, _b) = second.device_ptr_mut(&stream);
-        let (count, _count) = num_runs.device_ptr_mut(&stream);
-        check_disjoint(
-            &[Span::new::<K>("input", src, n)],
-            &[
-                Span::new::<FT>(names.0, a, first_len),
-                Span::new::<L>(names.1, b, second_len),
-                Span::new::<u64>("num_runs", count, 1),
-            ],
-        )?;
-        let call = RunsCall { keys: src, values: 0, out_keys: a, out_values: b, num_runs: count, n };
-        self.runs_by::<K>(&stream, call, mode, size_of::<L>() as u32, 0, eq)
+        self.encode_call::<K, L, FT, I, F, S, N>(input, first, second, num_runs, mode, |ws, stream, call| {
+            ws.runs_by::<K>(stream, call, mode, size_of::<L>() as u32, 0, eq)
+        })
     }
 
     /// Compiles (or finds) the run agent for `eq` and values of `value_bytes` (0: the encodings), then
@@ -83,7 +45,7 @@ impl Workspace {
     fn runs_by<K: DeviceType>(
         &mut self,
         stream: &Arc<CudaStream>,
-        call: RunsCall,
+        call: KeyedCall,
         mode: RunsMode,
         length_bytes: u32,
         value_bytes: usize,
@@ -93,18 +55,8 @@ impl Workspace {
             return zero_counts(stream, call.num_runs, 1);
         }
         let (kernel, _) = rtc::runs_kernel(stream.context(), &eq.code, value_bytes)?;
-        let job = RunsJob {
-            primitive: Primitive::UserByKey { kernel, key_bytes: size_of::<K>(), value_bytes },
-            keys: call.keys,
-            values: call.values,
-            out_keys: call.out_keys,
-            out_values: call.out_values,
-            num_runs: call.num_runs,
-            n: call.n,
-            seed: 0,
-            mode,
-            length_bytes,
-        };
+        let primitive = Primitive::UserByKey { kernel, key_bytes: size_of::<K>(), value_bytes };
+        let job = call.job(primitive, mode, 0, length_bytes);
         // The user's equality reads no key parameters.
         self.runs_raw_with(stream, job, (0, 0))
     }
@@ -132,9 +84,10 @@ impl Workspace {
     /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
     /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
     /// use lookback::{Workspace, rtc::UserEq};
+    /// // Bit 5 ignored: ASCII letters compared without case.
     /// // SAFETY: a pure expression.
     /// let caseless = unsafe {
-    ///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a.eq_ignore_ascii_case(&b))?
+    ///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a | 0x20 == b | 0x20)?
     /// };
     /// let input = stream.clone_htod(b"aAAbBc")?;
     /// let mut values = stream.alloc_zeros::<u8>(6)?;
@@ -265,33 +218,15 @@ impl Workspace {
         OV: DevicePtrMut<V>,
         N: DevicePtrMut<u64>,
     {
-        let n = keys.len();
-        check_len("values", n, values.len())?;
-        rtc::check_value_size::<V>()?;
-        check_room("keys_out", n, keys_out.len())?;
-        check_room("values_out", n, values_out.len())?;
-        check_room("num_runs", 1, num_runs.len())?;
-        let stream: &Arc<CudaStream> = &keys.stream().clone();
-        for s in [values.stream(), keys_out.stream(), values_out.stream(), num_runs.stream()] {
-            same_context(stream, s)?;
-        }
-        self.enter(stream)?;
-        let (k, _k) = keys.device_ptr(stream);
-        let (v, _v) = values.device_ptr(stream);
-        let (ko_len, vo_len) = (keys_out.len(), values_out.len());
-        let (ko, _ko) = keys_out.device_ptr_mut(stream);
-        let (vo, _vo) = values_out.device_ptr_mut(stream);
-        let (count, _count) = num_runs.device_ptr_mut(stream);
-        check_disjoint(
-            &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
-            &[
-                Span::new::<K>("keys_out", ko, ko_len),
-                Span::new::<V>("values_out", vo, vo_len),
-                Span::new::<u64>("num_runs", count, 1),
-            ],
-        )?;
-        let call = RunsCall { keys: k, values: v, out_keys: ko, out_values: vo, num_runs: count, n };
-        self.runs_by::<K>(stream, call, RunsMode::Unique, 8, size_of::<V>(), eq)
+        self.keyed_runs_call(
+            keys,
+            values,
+            keys_out,
+            values_out,
+            num_runs,
+            rtc::check_value_size::<V>,
+            |ws, stream, call| ws.runs_by::<K>(stream, call, RunsMode::Unique, 8, size_of::<V>(), eq),
+        )
     }
 }
 

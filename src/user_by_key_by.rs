@@ -2,6 +2,7 @@
 //! ([`UserEq`]) cuts: the `Workspace` methods and one-shot functions. The kernel is the classic run agent
 //! compiled at run time for the operator and the equality together (`cuda/rtc/by_key.cuh` with
 //! `LOOKBACK_RTC_EQ`); the shared checks and launch are `user_by_key.rs`'s.
+use crate::by_key::one_shot_scan;
 use crate::encode::one_shot_runs;
 #[cfg(doc)]
 use crate::error::Error;
@@ -196,13 +197,8 @@ where
     IK: DevicePtr<K>,
     IV: DevicePtr<In>,
 {
-    let stream = keys.stream().clone();
     op.code.check_by_key_sizes()?;
-    // SAFETY: the kernel writes every one of the `len` items before the buffer is returned (or the call
-    // fails).
-    let mut out = unsafe { stream.alloc::<Out>(keys.len()) }?;
-    Workspace::new(&stream).inclusive_scan_by_key_user_by_into(keys, values, &mut out, op, eq)?;
-    Ok(out)
+    one_shot_scan(keys.stream(), keys.len(), |ws, out| ws.inclusive_scan_by_key_user_by_into(keys, values, out, op, eq))
 }
 
 /// [`Workspace::exclusive_scan_by_key_user_by_into`] into a new buffer, seeded with `init`.
@@ -224,10 +220,8 @@ where
     IK: DevicePtr<K>,
     IV: DevicePtr<In>,
 {
-    let stream = keys.stream().clone();
     op.code.check_by_key_sizes()?;
-    // SAFETY: as in inclusive_scan_by_key_user_by.
-    let mut out = unsafe { stream.alloc::<Out>(keys.len()) }?;
-    Workspace::new(&stream).exclusive_scan_by_key_user_by_into(keys, values, &mut out, init, op, eq)?;
-    Ok(out)
+    one_shot_scan(keys.stream(), keys.len(), |ws, out| {
+        ws.exclusive_scan_by_key_user_by_into(keys, values, out, init, op, eq)
+    })
 }

@@ -55,10 +55,10 @@ use std::sync::Arc;
 /// ```
 /// # fn main() -> lookback::Result<()> {
 /// use lookback::rtc::UserEq;
-/// // ASCII letters compared without case.
+/// // ASCII letters compared without case (bit 5 ignored: a sketch that is exact for letters).
 /// // SAFETY: a pure expression of a and b.
 /// let caseless = unsafe {
-///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a.eq_ignore_ascii_case(&b))?
+///     UserEq::new("(a | 0x20) == (b | 0x20)", |a: u8, b: u8| a | 0x20 == b | 0x20)?
 /// };
 /// assert_eq!(lookback::host::unique_by(b"aAbBBa", &caseless), b"aba");
 /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };

@@ -6,7 +6,7 @@ use super::{Mode, SelectJob, Selected, Source};
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::launch::{Workspace, check_room, same_context};
+use crate::launch::Workspace;
 use crate::plan::Elem;
 use crate::rtc::{self, DeviceType, UserEq};
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
@@ -59,17 +59,9 @@ impl Workspace {
         O: DevicePtrMut<K>,
         N: DevicePtrMut<u64>,
     {
-        let n = input.len();
-        check_room("output", n, output.len())?;
-        check_room("num_selected", 1, num_selected.len())?;
-        let stream = input.stream().clone();
-        same_context(&stream, output.stream())?;
-        same_context(&stream, num_selected.stream())?;
-        self.enter(&stream)?;
-        let (src, _read) = input.device_ptr(&stream);
-        let (dst, _write) = output.device_ptr_mut(&stream);
-        let (count, _count) = num_selected.device_ptr_mut(&stream);
-        self.unique_by_raw(&stream, src, dst, count, n, eq)
+        self.compact_call(input, output, num_selected, |ws, stream, src, dst, count, n| {
+            ws.unique_by_raw(stream, src, dst, count, n, eq)
+        })
     }
 
     /// [`unique_by_into`](Self::unique_by_into) in place: drops the items of `buf` that continue a run and
