@@ -49,7 +49,10 @@ use std::sync::Arc;
 /// `__shfl_sync`, atomics: each thread runs it on its own pairs), and that the closure agrees with it for
 /// every pair that matters if host and GPU results are compared. Breaking the first three can corrupt
 /// memory or hang the GPU; breaking the last gives different answers on host and GPU. An equality that
-/// is not transitive is not unsafe: runs are then exactly what the adjacent comparisons say.
+/// is not transitive is not unsafe: runs are then exactly what the adjacent comparisons say. The kernels
+/// also ask it about the padding of a partial tile (keys whose bits are all zero) and ignore the answers,
+/// so it must return for those too (an integer division by a key's field, say, must not assume it is
+/// nonzero; on the GPU such a division does not trap, it gives an unspecified value).
 ///
 /// # Example
 /// ```
