@@ -123,6 +123,24 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`run_length_encode_by_into`](Self::run_length_encode_by_into).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::{Workspace, rtc::UserEq};
+    /// // SAFETY: a pure expression.
+    /// let parity = unsafe { UserEq::new("(a & 1) == (b & 1)", |a: u16, b: u16| a & 1 == b & 1)? };
+    /// let input = stream.clone_htod(&[2u16, 4, 7, 9, 11, 6])?;
+    /// let mut values = stream.alloc_zeros::<u16>(6)?;
+    /// let mut ends = stream.alloc_zeros::<u64>(6)?;
+    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
+    /// Workspace::new(&stream).run_end_encode_by_into(&input, &mut values, &mut ends, &mut num_runs, &parity)?;
+    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [3]);
+    /// assert_eq!(stream.clone_dtoh(&ends.slice(..3))?, [2, 5, 6]);
+    /// # Ok(()) }
+    /// ```
     pub fn run_end_encode_by_into<K, L, I, O, E, N>(
         &mut self,
         input: &I,
@@ -147,6 +165,25 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`run_length_encode_by_into`](Self::run_length_encode_by_into).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::{Workspace, rtc::UserEq};
+    /// // SAFETY: a pure expression.
+    /// let parity = unsafe { UserEq::new("(a & 1) == (b & 1)", |a: u16, b: u16| a & 1 == b & 1)? };
+    /// let input = stream.clone_htod(&[2u16, 4, 7, 9, 11, 6])?;
+    /// let mut offsets = stream.alloc_zeros::<u32>(6)?;
+    /// let mut lengths = stream.alloc_zeros::<u32>(6)?;
+    /// let mut num_runs = stream.alloc_zeros::<u64>(1)?;
+    /// Workspace::new(&stream).non_trivial_runs_by_into(&input, &mut offsets, &mut lengths, &mut num_runs, &parity)?;
+    /// assert_eq!(stream.clone_dtoh(&num_runs)?, [2]);
+    /// assert_eq!(stream.clone_dtoh(&offsets.slice(..2))?, [0, 2]);
+    /// assert_eq!(stream.clone_dtoh(&lengths.slice(..2))?, [2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn non_trivial_runs_by_into<K, L, I, O, C, N>(
         &mut self,
         input: &I,
@@ -262,6 +299,18 @@ pub fn run_length_encode_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
 ///
 /// # Errors
 /// As [`Workspace::run_length_encode_by_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+/// // SAFETY: a pure expression.
+/// let parity = unsafe { lookback::rtc::UserEq::new("(a & 1) == (b & 1)", |a: u8, b: u8| a & 1 == b & 1)? };
+/// let input = stream.clone_htod(&[2u8, 4, 7, 9, 11, 6])?;
+/// assert_eq!(lookback::run_end_encode_by::<u8, u64, _>(&input, &parity)?.to_vecs()?, (vec![2, 7, 6], vec![2, 5, 6]));
+/// # Ok(()) }
+/// ```
 pub fn run_end_encode_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
     input: &I,
     eq: &UserEq<K>,
@@ -275,6 +324,19 @@ pub fn run_end_encode_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
 ///
 /// # Errors
 /// As [`Workspace::run_length_encode_by_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+/// // SAFETY: a pure expression.
+/// let parity = unsafe { lookback::rtc::UserEq::new("(a & 1) == (b & 1)", |a: u8, b: u8| a & 1 == b & 1)? };
+/// let input = stream.clone_htod(&[2u8, 4, 7, 9, 11, 6])?;
+/// let runs = lookback::non_trivial_runs_by::<u8, u32, _>(&input, &parity)?;
+/// assert_eq!(runs.to_vecs()?, (vec![0, 2], vec![2, 3]));
+/// # Ok(()) }
+/// ```
 pub fn non_trivial_runs_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
     input: &I,
     eq: &UserEq<K>,
@@ -288,6 +350,20 @@ pub fn non_trivial_runs_by<K: DeviceType, L: RunLength, I: DevicePtr<K>>(
 ///
 /// # Errors
 /// As [`Workspace::unique_by_key_by_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+/// // SAFETY: a pure expression.
+/// let block = unsafe { lookback::rtc::UserEq::new("(a >> 4) == (b >> 4)", |a: u32, b: u32| a >> 4 == b >> 4)? };
+/// let keys = stream.clone_htod(&[1u32, 15, 16, 40, 47])?;
+/// let values = stream.clone_htod(&[10i8, 11, 12, 13, 14])?;
+/// let firsts = lookback::unique_by_key_by(&keys, &values, &block)?;
+/// assert_eq!(firsts.to_vecs()?, (vec![1, 16, 40], vec![10, 12, 13]));
+/// # Ok(()) }
+/// ```
 pub fn unique_by_key_by<K, V, IK, IV>(keys: &IK, values: &IV, eq: &UserEq<K>) -> Result<Runs<K, V>>
 where
     K: DeviceType,

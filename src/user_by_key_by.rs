@@ -131,6 +131,24 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`reduce_by_key_user_by_into`](Self::reduce_by_key_user_by_into). An empty input writes nothing.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::{Workspace, rtc::{UserEq, UserScanOp}};
+    /// // SAFETY: pure expressions.
+    /// let sum = unsafe { UserScanOp::new("a + b", "0u", |a: u32, b: u32| a.wrapping_add(b), 0)? };
+    /// // SAFETY: as above.
+    /// let close = unsafe { UserEq::new("b - a < 10", |a: i32, b: i32| b - a < 10)? };
+    /// let keys = stream.clone_htod(&[0i32, 5, 12, 40, 41])?;
+    /// let values = stream.clone_htod(&[1u32, 2, 3, 4, 5])?;
+    /// let mut out = stream.alloc_zeros::<u32>(5)?;
+    /// Workspace::new(&stream).exclusive_scan_by_key_user_by_into(&keys, &values, &mut out, 100, &sum, &close)?;
+    /// assert_eq!(stream.clone_dtoh(&out)?, [100, 101, 103, 100, 104]);
+    /// # Ok(()) }
+    /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn exclusive_scan_by_key_user_by_into<K, In, A, Out, IK, IV, O>(
         &mut self,
@@ -159,6 +177,23 @@ impl Workspace {
 ///
 /// # Errors
 /// As [`Workspace::reduce_by_key_user_by_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+/// use lookback::rtc::{UserEq, UserScanOp};
+/// // SAFETY: pure expressions.
+/// let max = unsafe { UserScanOp::new("a > b ? a : b", "0u", |a: u32, b: u32| a.max(b), 0)? };
+/// // SAFETY: as above.
+/// let decade = unsafe { UserEq::new("a / 10 == b / 10", |a: u8, b: u8| a / 10 == b / 10)? };
+/// let keys = stream.clone_htod(&[1u8, 9, 10, 25, 29])?;
+/// let values = stream.clone_htod(&[4u32, 8, 1, 6, 3])?;
+/// let maxima = lookback::reduce_by_key_user_by(&keys, &values, &max, &decade)?;
+/// assert_eq!(maxima.to_vecs()?, (vec![1, 10, 25], vec![8, 1, 6]));
+/// # Ok(()) }
+/// ```
 pub fn reduce_by_key_user_by<K, In, A, Out, IK, IV>(
     keys: &IK,
     values: &IV,
@@ -183,6 +218,23 @@ where
 ///
 /// # Errors
 /// As [`Workspace::inclusive_scan_by_key_user_by_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+/// use lookback::rtc::{UserEq, UserScanOp};
+/// // SAFETY: pure expressions.
+/// let sum = unsafe { UserScanOp::new("a + b", "0u", |a: u32, b: u32| a.wrapping_add(b), 0)? };
+/// // SAFETY: as above.
+/// let decade = unsafe { UserEq::new("a / 10 == b / 10", |a: u8, b: u8| a / 10 == b / 10)? };
+/// let keys = stream.clone_htod(&[1u8, 9, 10, 25, 29])?;
+/// let values = stream.clone_htod(&[4u32, 8, 1, 6, 3])?;
+/// let sums = lookback::inclusive_scan_by_key_user_by(&keys, &values, &sum, &decade)?;
+/// assert_eq!(stream.clone_dtoh(&sums)?, [4, 12, 1, 6, 9]);
+/// # Ok(()) }
+/// ```
 pub fn inclusive_scan_by_key_user_by<K, In, A, Out, IK, IV>(
     keys: &IK,
     values: &IV,
@@ -205,6 +257,23 @@ where
 ///
 /// # Errors
 /// As [`Workspace::exclusive_scan_by_key_user_by_into`].
+///
+/// # Example
+/// ```
+/// # fn main() -> lookback::Result<()> {
+/// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+/// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+/// use lookback::rtc::{UserEq, UserScanOp};
+/// // SAFETY: pure expressions.
+/// let sum = unsafe { UserScanOp::new("a + b", "0u", |a: u32, b: u32| a.wrapping_add(b), 0)? };
+/// // SAFETY: as above.
+/// let decade = unsafe { UserEq::new("a / 10 == b / 10", |a: u8, b: u8| a / 10 == b / 10)? };
+/// let keys = stream.clone_htod(&[1u8, 9, 10, 25, 29])?;
+/// let values = stream.clone_htod(&[4u32, 8, 1, 6, 3])?;
+/// let sums = lookback::exclusive_scan_by_key_user_by(&keys, &values, 0, &sum, &decade)?;
+/// assert_eq!(stream.clone_dtoh(&sums)?, [0, 4, 0, 0, 6]);
+/// # Ok(()) }
+/// ```
 pub fn exclusive_scan_by_key_user_by<K, In, A, Out, IK, IV>(
     keys: &IK,
     values: &IV,

@@ -258,6 +258,17 @@ impl<K: DeviceType> UserEq<K> {
     ///
     /// # Errors
     /// As [`UserEq::compile`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// // SAFETY: a pure expression.
+    /// let eq = unsafe { lookback::rtc::UserEq::new("a / 8 == b / 8", |a: u16, b: u16| a / 8 == b / 8)? };
+    /// assert!(eq.compile_encodings(&stream)?.cubin_bytes > 0);
+    /// # Ok(()) }
+    /// ```
     pub fn compile_encodings(&self, stream: &CudaStream) -> Result<CompileReport> {
         self.compile_runs(stream, 0)
     }
@@ -268,6 +279,17 @@ impl<K: DeviceType> UserEq<K> {
     /// # Errors
     /// [`Error::UnsupportedSize`] for values of other than 1, 2, 4 or 8 bytes; otherwise as
     /// [`UserEq::compile`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// // SAFETY: a pure expression.
+    /// let eq = unsafe { lookback::rtc::UserEq::new("a / 8 == b / 8", |a: u16, b: u16| a / 8 == b / 8)? };
+    /// assert!(eq.compile_unique_by_key::<f64>(&stream)?.cubin_bytes > 0);
+    /// # Ok(()) }
+    /// ```
     pub fn compile_unique_by_key<V: DeviceType>(&self, stream: &CudaStream) -> Result<CompileReport> {
         check_value_size::<V>()?;
         self.compile_runs(stream, size_of::<V>())

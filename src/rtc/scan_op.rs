@@ -436,6 +436,21 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
     ///
     /// # Errors
     /// As [`UserScanOp::compile_by_key`]; a layout mismatch or compile error may be the equality's.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::rtc::{CacheHit, UserEq, UserScanOp};
+    /// // SAFETY: pure expressions.
+    /// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i64, b: i64| a.wrapping_add(b), 0)? };
+    /// // SAFETY: as above.
+    /// let decade = unsafe { UserEq::new("a / 10 == b / 10", |a: u16, b: u16| a / 10 == b / 10)? };
+    /// sum.compile_by_key_by(&decade, &stream)?;
+    /// assert_eq!(sum.compile_by_key_by(&decade, &stream)?.hit, CacheHit::Memory);
+    /// # Ok(()) }
+    /// ```
     pub fn compile_by_key_by<K: DeviceType>(
         &self,
         eq: &super::UserEq<K>,
