@@ -13,60 +13,41 @@ use lookback::{Engine, Error, RunLength, Workspace, host};
 use std::fmt::Debug;
 use std::sync::Arc;
 
-/// A point whose runs are by `x` alone.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Pt {
-    x: i16,
-    y: i16,
-}
-// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
-unsafe impl DeviceRepr for Pt {}
-unsafe impl DeviceType for Pt {
-    const CUDA_NAME: &'static str = "Pt";
-    const CUDA_DECL: &'static str = "struct Pt { int16_t x; int16_t y; };";
-}
-
-/// 16 bytes: more than a key may have.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Wide {
-    a: u64,
-    b: u64,
-}
-// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
-unsafe impl DeviceRepr for Wide {}
-unsafe impl DeviceType for Wide {
-    const CUDA_NAME: &'static str = "Wide";
-    const CUDA_DECL: &'static str = "struct Wide { uint64_t a; uint64_t b; };";
+/// A `#[repr(C)]` struct with its CUDA declaration.
+macro_rules! device_struct {
+    ($(#[$doc:meta])* $name:ident { $($field:ident: $ty:ty),* } => $decl:literal) => {
+        $(#[$doc])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        struct $name {
+            $($field: $ty),*
+        }
+        // SAFETY: #[repr(C)], no padding, every bit pattern valid; the declaration has the same fields in
+        // the same order (Liar's differs on purpose: its compile must fail, so no kernel runs with it).
+        unsafe impl DeviceRepr for $name {}
+        unsafe impl DeviceType for $name {
+            const CUDA_NAME: &'static str = stringify!($name);
+            const CUDA_DECL: &'static str = $decl;
+        }
+    };
 }
 
-/// Three bytes: not a size keys travel as.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Rgb {
-    c: [u8; 3],
-}
-// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
-unsafe impl DeviceRepr for Rgb {}
-unsafe impl DeviceType for Rgb {
-    const CUDA_NAME: &'static str = "Rgb";
-    const CUDA_DECL: &'static str = "struct Rgb { uint8_t c[3]; };";
-}
-
-/// Four bytes in Rust, eight in its (wrong) CUDA declaration.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Liar {
-    v: u32,
-}
-// SAFETY: #[repr(C)], no padding, every bit pattern valid (the CUDA declaration is wrong on purpose: the
-// compile must refuse it, so no kernel ever runs with it).
-unsafe impl DeviceRepr for Liar {}
-unsafe impl DeviceType for Liar {
-    const CUDA_NAME: &'static str = "Liar";
-    const CUDA_DECL: &'static str = "struct Liar { uint64_t v; };";
-}
+device_struct!(
+    /// A point whose runs are by `x` alone.
+    Pt { x: i16, y: i16 } => "struct Pt { int16_t x; int16_t y; };"
+);
+device_struct!(
+    /// 16 bytes: more than a key may have.
+    Wide { a: u64, b: u64 } => "struct Wide { uint64_t a; uint64_t b; };"
+);
+device_struct!(
+    /// Three bytes: not a size keys travel as.
+    Rgb { c: [u8; 3] } => "struct Rgb { uint8_t c[3]; };"
+);
+device_struct!(
+    /// Four bytes in Rust, eight in its (wrong) CUDA declaration.
+    Liar { v: u32 } => "struct Liar { uint64_t v; };"
+);
 
 fn caseless() -> UserEq<u8> {
     // SAFETY: a pure expression of a and b.
