@@ -286,6 +286,19 @@ fn every_family_compiles_for_sm_90() {
     lookback::__private::eq_runs_for_arch(&near(), 4, "sm_90").unwrap();
     sum_u32().compile_by_key_by_for_arch(&same_x(), "sm_90").unwrap();
     compose_u64().compile_by_key_by_for_arch(&caseless(), "sm_90").unwrap();
+    // Half keys need the CUDA headers (a typed error without them).
+    // SAFETY: never runs.
+    let half = unsafe {
+        UserEq::new(
+            "fabsf(__half2float(a) - __half2float(b)) < 1.0f",
+            |a: lookback::half::f16, b: lookback::half::f16| (a.to_f32() - b.to_f32()).abs() < 1.0,
+        )
+    }
+    .unwrap();
+    match half.compile_for_arch("sm_90") {
+        Ok(_) | Err(Error::CudaHeadersNotFound) => {}
+        Err(e) => panic!("{e:?}"),
+    }
     // A second compile of the same program is served by a cache.
     let again = same_x().compile_for_arch("sm_90").unwrap();
     assert_ne!(again.hit, CacheHit::Compiled);
