@@ -10,7 +10,7 @@ use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
 use crate::op::ScanOp;
 use crate::plan::{Elem, Primitive};
 use crate::runs::{Runs, RunsJob, RunsMode};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use std::sync::Arc;
 
 impl Workspace {
@@ -34,51 +34,15 @@ impl Workspace {
         OV: DevicePtrMut<V>,
         N: DevicePtrMut<u64>,
     {
-        let n = keys.len();
-        check_len("values", n, values.len())?;
-        if let Some(op) = reduce {
-            check_reduce_op::<V>(op)?;
-        }
-        check_room("keys_out", n, keys_out.len())?;
-        check_room("values_out", n, values_out.len())?;
-        check_room("num_runs", 1, num_runs.len())?;
-        let stream: &Arc<CudaStream> = &keys.stream().clone();
-        for s in [values.stream(), keys_out.stream(), values_out.stream(), num_runs.stream()] {
-            same_context(stream, s)?;
-        }
-        self.enter(stream)?;
-        let (k, _k) = keys.device_ptr(stream);
-        let (v, _v) = values.device_ptr(stream);
-        let (ko_len, vo_len) = (keys_out.len(), values_out.len());
-        let (ko, _ko) = keys_out.device_ptr_mut(stream);
-        let (vo, _vo) = values_out.device_ptr_mut(stream);
-        let (count, _count) = num_runs.device_ptr_mut(stream);
-        check_disjoint(
-            &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
-            &[
-                Span::new::<K>("keys_out", ko, ko_len),
-                Span::new::<V>("values_out", vo, vo_len),
-                Span::new::<u64>("num_runs", count, 1),
-            ],
-        )?;
-        let (key_bytes, value) = (size_of::<K>(), Elem::of::<V>());
-        let (primitive, mode) = match reduce {
-            Some(op) => (Primitive::ReduceByKey { op, key_bytes, value }, RunsMode::Reduce),
-            None => (Primitive::UniqueByKey { key_bytes, value }, RunsMode::Unique),
-        };
-        let job = RunsJob {
-            primitive,
-            keys: k,
-            values: v,
-            out_keys: ko,
-            out_values: vo,
-            num_runs: count,
-            n,
-            seed: 0,
-            mode,
-            length_bytes: 8,
-        };
-        self.runs_raw::<K>(stream, job)
+        let check = || reduce.map_or(Ok(()), check_reduce_op::<V>);
+        self.keyed_runs_call(keys, values, keys_out, values_out, num_runs, check, |ws, stream, call| {
+            let (key_bytes, value) = (size_of::<K>(), Elem::of::<V>());
+            let (primitive, mode) = match reduce {
+                Some(op) => (Primitive::ReduceByKey { op, key_bytes, value }, RunsMode::Reduce),
+                None => (Primitive::UniqueByKey { key_bytes, value }, RunsMode::Unique),
+            };
+            ws.runs_raw::<K>(stream, call.job(primitive, mode, 0, 8))
+        })
     }
 
     /// Segmented scan: `output[i]` = the scan of `values` restarted at each run of `keys`.
@@ -300,8 +264,9 @@ impl Workspace {
     }
 }
 
-/// Allocates an output of `n` items and runs `f` with a temporary workspace.
-fn one_shot_scan<V: Element>(
+/// Allocates an output of `n` items and runs `f` with a temporary workspace (the one-shot scans by key,
+/// also with user operators).
+pub(crate) fn one_shot_scan<V: DeviceRepr>(
     stream: &Arc<CudaStream>,
     n: usize,
     f: impl FnOnce(&mut Workspace, &mut CudaSlice<V>) -> Result<()>,

@@ -4,7 +4,7 @@ use crate::element::Element;
 use crate::error::Result;
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context};
 use crate::plan::Primitive;
-use crate::runs::{RunLength, Runs, RunsJob, RunsMode, check_length_type};
+use crate::runs::{KeyedCall, RunLength, Runs, RunsMode, check_length_type};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use std::sync::Arc;
 
@@ -20,6 +20,32 @@ impl Workspace {
     ) -> Result<()>
     where
         T: Element,
+        L: RunLength,
+        I: DevicePtr<T>,
+        F: DevicePtrMut<FT>,
+        S: DevicePtrMut<L>,
+        N: DevicePtrMut<u64>,
+    {
+        self.encode_call::<T, L, FT, I, F, S, N>(input, first, second, num_runs, mode, |ws, stream, call| {
+            let primitive = Primitive::Encode { mode, key_bytes: size_of::<T>() };
+            ws.runs_raw::<T>(stream, call.job(primitive, mode, 0, size_of::<L>() as u32))
+        })
+    }
+
+    /// The checks and device addresses of an encoding (`first`/`second` as in [`encode_into`](Self::encode_into)),
+    /// then `launch` with them while the buffers stay borrowed: shared with the encodings by a user
+    /// equality (`runs_by.rs`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn encode_call<T, L, FT, I, F, S, N>(
+        &mut self,
+        input: &I,
+        first: &mut F,
+        second: &mut S,
+        num_runs: &mut N,
+        mode: RunsMode,
+        launch: impl FnOnce(&mut Self, &Arc<CudaStream>, KeyedCall) -> Result<()>,
+    ) -> Result<()>
+    where
         L: RunLength,
         I: DevicePtr<T>,
         F: DevicePtrMut<FT>,
@@ -50,19 +76,7 @@ impl Workspace {
                 Span::new::<u64>("num_runs", count, 1),
             ],
         )?;
-        let job = RunsJob {
-            primitive: Primitive::Encode { mode, key_bytes: size_of::<T>() },
-            keys: src,
-            values: 0,
-            out_keys: a,
-            out_values: b,
-            num_runs: count,
-            n,
-            seed: 0,
-            mode,
-            length_bytes: size_of::<L>() as u32,
-        };
-        self.runs_raw::<T>(&stream, job)
+        launch(self, &stream, KeyedCall { keys: src, values: 0, out_keys: a, out_values: b, num_runs: count, n })
     }
 
     /// Run-length encoding: for each run of equal adjacent items (IEEE `==` for floats), its value into

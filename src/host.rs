@@ -170,6 +170,7 @@ pub fn partition_if_reversed<T: Element>(input: &[T], pred: &impl Predicate<T>) 
 
 mod reduce;
 mod runs;
+mod runs_by;
 mod user_by_key;
 mod user_scan;
 pub use reduce::{arg_max, arg_min, reduce, reduce_user};
@@ -178,7 +179,11 @@ pub use runs::{
     exclusive_scan_by_key, inclusive_scan_by_key, non_trivial_runs, reduce_by_key, run_end_encode, run_length_encode,
     unique_by_key,
 };
-pub use user_by_key::{exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user};
+pub use runs_by::{non_trivial_runs_by, run_end_encode_by, run_length_encode_by, unique_by, unique_by_key_by};
+pub use user_by_key::{
+    exclusive_scan_by_key_user, exclusive_scan_by_key_user_by, inclusive_scan_by_key_user,
+    inclusive_scan_by_key_user_by, reduce_by_key_user, reduce_by_key_user_by,
+};
 pub use user_scan::{exclusive_scan_user, inclusive_scan_user};
 
 /// Three-way partition: the items for which `first` holds, the others for which `second` holds, and the

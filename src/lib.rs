@@ -18,6 +18,7 @@
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`rtc::UserPred`] | your own predicate in CUDA C++, compiled at run time (NVRTC) into the same kernels; any [`Predicate`] goes where a `Pred` does |
 //! | [`rtc::UserScanOp`] | your own associative operator in CUDA C++ for the scans ([`inclusive_scan_user`], …), reductions ([`reduce_user`]) and keyed primitives ([`reduce_by_key_user`], [`inclusive_scan_by_key_user`], [`exclusive_scan_by_key_user`]) |
+//! | [`rtc::UserEq`] | your own key equality in CUDA C++ over any 1-, 2-, 4- or 8-byte [`rtc::DeviceType`] (structs too): [`unique_by`], [`run_length_encode_by`], [`run_end_encode_by`], [`non_trivial_runs_by`], [`unique_by_key_by`], [`reduce_by_key_user_by`], [`inclusive_scan_by_key_user_by`], [`exclusive_scan_by_key_user_by`] |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`Workspace::with_count`], [`graph::capture`] | sizes in device memory, and pipelines captured in a CUDA graph and replayed (see [`graph`]) |
 //! | [`Engine`] | classic look-back or, on sm_90+, the persistent warp-specialised engine (scans at 0.97 of memcpy); chosen per call by default |
@@ -102,9 +103,11 @@ mod pred;
 mod reduce;
 pub mod rtc;
 mod runs;
+mod runs_by;
 mod scan;
 mod select;
 mod user_by_key;
+mod user_by_key_by;
 mod user_scan;
 
 pub use by_key::{exclusive_scan_by_key, inclusive_scan_by_key, reduce_by_key, unique_by_key};
@@ -120,15 +123,17 @@ pub use partition3::{ThreeWay, partition_three_way};
 pub use pred::{MAX_DEPTH, MAX_INSTRUCTIONS, Pred, Predicate};
 pub use reduce::{ArgItem, arg_max, arg_min, reduce, reduce_user};
 pub use runs::{RunLength, Runs};
+pub use runs_by::{non_trivial_runs_by, run_end_encode_by, run_length_encode_by, unique_by_key_by};
 pub use scan::{
     exclusive_scan, exclusive_scan_in_place, exclusive_scan_into, inclusive_scan, inclusive_scan_in_place,
     inclusive_scan_into,
 };
 pub use select::{
     Selected, count_if, mask_if, select_flagged, select_flagged_in_place, select_flagged_into, select_if,
-    select_if_in_place, select_if_into, unique, unique_in_place, unique_into,
+    select_if_in_place, select_if_into, unique, unique_by, unique_in_place, unique_into,
 };
 pub use user_by_key::{exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user};
+pub use user_by_key_by::{exclusive_scan_by_key_user_by, inclusive_scan_by_key_user_by, reduce_by_key_user_by};
 
 pub use cudarc;
 /// Re-export of `half`, whose `f16` and `bf16` are element types.
@@ -170,7 +175,16 @@ pub mod __private {
     /// The program NVRTC compiles for a user operator's keyed kernel with keys of type `K` (its text is
     /// the cache key, with the options and versions).
     pub fn by_key_user_program<K: crate::Element, In, A, Out>(op: &crate::rtc::UserScanOp<In, A, Out>) -> String {
-        op.code.by_key_program(size_of::<K>())
+        op.code.by_key_program(size_of::<K>(), None)
+    }
+    /// Compiles the run agent of a user equality for values of `value_bytes` (0: the run encodings; 1, 2,
+    /// 4 or 8: unique_by_key, `cuda/rtc/runs.cuh`) for architecture `arch`, without a GPU.
+    pub fn eq_runs_for_arch<K: crate::rtc::DeviceType>(
+        eq: &crate::rtc::UserEq<K>,
+        value_bytes: usize,
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport> {
+        eq.runs_for_arch(value_bytes, arch)
     }
     /// The shared memory of every persistent kernel on `stream`'s context: a kernel whose ring and static
     /// shared memory exceed the GPU's opt-in limit runs the classic agent instead, silently.

@@ -25,6 +25,8 @@
 //! | `reduce_by_key`, `unique_by_key` | `heads` (4-byte keys and values), else `runs` | `runs` | never |
 //! | the scans by key | `scan_by_key` (8-byte values), else `runs` | `runs` | 1-byte keys and values, from `min_tiles` of keys |
 //! | keyed primitives with user operators (reduce_by_key, the scans by key) | `runs` (the run agent compiled at run time) | none | — |
+//! | the encodings and unique_by_key by a user equality | `encode` (encodings), `runs` (the run agent compiled at run time) | none | — |
+//! | `unique` by a user equality | `select` of the key size's unsigned type | `select` | from `min_tiles` |
 //!
 //! The measurements behind each choice are in the bench log,
 //! `benches/log/2026-11-30-to-2026-12-02-notes.md`, under the dates given here.
@@ -49,6 +51,19 @@ impl Elem {
     /// The element type `T`.
     pub fn of<T: Element>() -> Self {
         Elem { dtype: T::DTYPE, bytes: size_of::<T>() }
+    }
+
+    /// The unsigned integer type of `bytes` (1, 2, 4 or 8; `None` otherwise): how items of a user key type
+    /// travel, so its kernels are planned as that type's (`cuda/rtc/unique.cuh`).
+    pub(crate) fn bits(bytes: usize) -> Option<Self> {
+        let dtype = match bytes {
+            1 => DType::U8,
+            2 => DType::U16,
+            4 => DType::U32,
+            8 => DType::U64,
+            _ => return None,
+        };
+        Some(Elem { dtype, bytes })
     }
 }
 
@@ -134,15 +149,18 @@ pub enum Primitive {
         /// The value type.
         value: Elem,
     },
+    /// The classic run agent compiled at run time for user code (the mode says which primitive):
     /// reduce_by_key or an inclusive or exclusive scan by key with a user operator
-    /// ([`crate::rtc::UserScanOp`]): the run agent compiled at run time for the operator and the key size
-    /// (`cuda/rtc/by_key.cuh`; the mode says which primitive).
+    /// ([`crate::rtc::UserScanOp`]; `cuda/rtc/by_key.cuh`), its keys compared as the key type says or by a
+    /// user equality ([`crate::rtc::UserEq`]); or an encoding (`value_bytes` 0) or unique_by_key by a user
+    /// equality (`cuda/rtc/runs.cuh`).
     UserByKey {
-        /// The kernel compiled for the operator and the key size.
+        /// The kernel compiled for the user code and the key size.
         kernel: Kernel,
         /// Bytes of a key.
         key_bytes: usize,
-        /// Bytes of a value (an input item; results have the same size).
+        /// Bytes of a value (an input item; results have the same size); 0 for the encodings, which have
+        /// no value column.
         value_bytes: usize,
     },
     /// An inclusive or exclusive scan by key (one kernel does both).
@@ -311,7 +329,9 @@ fn classic(call: &Call) -> Result<Launch> {
             };
             tiled(kernel, row, key_bytes.max(value.bytes))
         }
-        // The run agent's own row, by the larger of key and value, as the built-in keyed kernels.
+        // The run agent's own row, by the larger of key and value, as the built-in keyed kernels; the
+        // encodings' (no value column) is `encode`, as runs.cu's lookback_runs_k*_v0.
+        Primitive::UserByKey { kernel, key_bytes, value_bytes: 0 } => tiled(kernel, Algo::Encode, key_bytes),
         Primitive::UserByKey { kernel, key_bytes, value_bytes } => {
             tiled(kernel, Algo::Runs, key_bytes.max(value_bytes))
         }

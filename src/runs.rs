@@ -21,11 +21,11 @@
 //! (`cuda/classic/scan_by_key_tile.cuh`), everything else the run agent (`cuda/classic/runs.cuh`), and small
 //! encodings a small-grid kernel. `src/plan.rs` makes these choices, with the measurements behind them.
 use crate::element::Element;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, check_len};
 use crate::kernels::DType;
-use crate::launch::{RunsParams, Workspace, zero_counts};
+use crate::launch::{RunsParams, Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
 use crate::plan::{Buffers, Primitive};
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
 
 mod sealed {
@@ -237,6 +237,36 @@ pub(crate) struct RunsJob {
     pub length_bytes: u32,
 }
 
+/// The device addresses and length of one checked run-based call (0 for a buffer the primitive has not).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyedCall {
+    pub keys: u64,
+    pub values: u64,
+    pub out_keys: u64,
+    pub out_values: u64,
+    pub num_runs: u64,
+    pub n: usize,
+}
+
+impl KeyedCall {
+    /// The launch of this call: `primitive` in `mode`, with an exclusive scan's `seed` and the run lengths'
+    /// width.
+    pub(crate) fn job(self, primitive: Primitive, mode: RunsMode, seed: u64, length_bytes: u32) -> RunsJob {
+        RunsJob {
+            primitive,
+            keys: self.keys,
+            values: self.values,
+            out_keys: self.out_keys,
+            out_values: self.out_values,
+            num_runs: self.num_runs,
+            n: self.n,
+            seed,
+            mode,
+            length_bytes,
+        }
+    }
+}
+
 /// `(abs_mask, inf_bits)` of a key type: IEEE equality for float keys on the device, bitwise (0, 0)
 /// for integers. The device compares float keys in its floating-point unit and tells bf16 from f16,
 /// which share the 2-byte kernels and the magnitude mask, by `inf_bits` (`cuda/core/key_equality.cuh`).
@@ -260,8 +290,64 @@ pub(crate) fn check_length_type<L: RunLength>(n: usize) -> Result<()> {
 }
 
 impl Workspace {
+    /// The checks and device addresses of a keyed call that writes each run's key, a value and the number
+    /// of runs (reduce_by_key, unique_by_key and their forms with user code), then `launch` with them while
+    /// the buffers stay borrowed. `check` runs after the lengths are compared and before the outputs are:
+    /// the primitive's own typed errors (its operator or sizes).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn keyed_runs_call<K, V, W, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+        check: impl FnOnce() -> Result<()>,
+        launch: impl FnOnce(&mut Self, &Arc<CudaStream>, KeyedCall) -> Result<()>,
+    ) -> Result<()>
+    where
+        IK: DevicePtr<K>,
+        IV: DevicePtr<V>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<W>,
+        N: DevicePtrMut<u64>,
+    {
+        let n = keys.len();
+        check_len("values", n, values.len())?;
+        check()?;
+        check_room("keys_out", n, keys_out.len())?;
+        check_room("values_out", n, values_out.len())?;
+        check_room("num_runs", 1, num_runs.len())?;
+        let stream: &Arc<CudaStream> = &keys.stream().clone();
+        for s in [values.stream(), keys_out.stream(), values_out.stream(), num_runs.stream()] {
+            same_context(stream, s)?;
+        }
+        self.enter(stream)?;
+        let (k, _k) = keys.device_ptr(stream);
+        let (v, _v) = values.device_ptr(stream);
+        let (ko_len, vo_len) = (keys_out.len(), values_out.len());
+        let (ko, _ko) = keys_out.device_ptr_mut(stream);
+        let (vo, _vo) = values_out.device_ptr_mut(stream);
+        let (count, _count) = num_runs.device_ptr_mut(stream);
+        check_disjoint(
+            &[Span::new::<K>("keys", k, n), Span::new::<V>("values", v, n)],
+            &[
+                Span::new::<K>("keys_out", ko, ko_len),
+                Span::new::<W>("values_out", vo, vo_len),
+                Span::new::<u64>("num_runs", count, 1),
+            ],
+        )?;
+        launch(self, stream, KeyedCall { keys: k, values: v, out_keys: ko, out_values: vo, num_runs: count, n })
+    }
+
     /// Launches one run-based kernel over the keys of type `K`.
     pub(crate) fn runs_raw<K: Element>(&mut self, stream: &Arc<CudaStream>, job: RunsJob) -> Result<()> {
+        self.runs_raw_with(stream, job, key_equality(K::DTYPE))
+    }
+
+    /// Launches one run-based kernel whose keys compare as `(key_abs_mask, key_inf_bits)` say
+    /// ([`key_equality`]; a kernel compiled for a user equality reads neither).
+    pub(crate) fn runs_raw_with(&mut self, stream: &Arc<CudaStream>, job: RunsJob, key_eq: (u64, u64)) -> Result<()> {
         if job.n == 0 {
             // Invariant 6: an empty input writes a count of 0 and launches no kernel.
             if job.mode.counts() {
@@ -271,7 +357,7 @@ impl Workspace {
         }
         let buffers = Buffers { input: job.keys, output: job.out_values, values: job.values, flags: 0 };
         let launch = self.plan_launch(stream, job.primitive, job.n, buffers)?;
-        let (key_abs_mask, key_inf_bits) = key_equality(K::DTYPE);
+        let (key_abs_mask, key_inf_bits) = key_eq;
         self.launch(stream, launch, |lb, _scratch| RunsParams {
             keys: job.keys,
             values: job.values,

@@ -1,6 +1,7 @@
 //! reduce_by_key and the scans by key with a user operator ([`UserScanOp`]): the workspace methods and
 //! one-shot functions. The kernel is the classic run agent (`cuda/classic/runs.cuh`) compiled at run time
 //! for the operator and the key size (`cuda/rtc/by_key.cuh`); there is no persistent kernel for them.
+use crate::by_key::one_shot_scan;
 use crate::element::Element;
 use crate::encode::one_shot_runs;
 #[cfg(doc)]
@@ -8,20 +9,25 @@ use crate::error::Error;
 use crate::error::{Result, check_len};
 use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context, zero_counts};
 use crate::plan::Primitive;
-use crate::rtc::{DeviceType, UserScanOp};
-use crate::runs::{Runs, RunsJob, RunsMode};
+use crate::rtc::{DeviceType, EqCode, UserScanOp};
+use crate::runs::{KeyedCall, Runs, RunsMode, key_equality};
 use crate::user_scan::seed_bits;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
-/// The device addresses and length of one keyed call with a user operator, checked.
-struct KeyedCall {
-    keys: u64,
-    values: u64,
-    out_keys: u64,
-    out_values: u64,
-    num_runs: u64,
-    n: usize,
+/// How a keyed call's adjacent keys compare.
+#[derive(Clone, Copy)]
+pub(crate) enum KeyCompare<'a> {
+    /// As the element type says (`crate::runs::key_equality`: IEEE `==` for floats).
+    Params((u64, u64)),
+    /// By a user equality compiled into the kernel.
+    User(&'a EqCode),
+}
+
+impl KeyCompare<'_> {
+    fn of<K: Element>() -> Self {
+        KeyCompare::Params(key_equality(K::DTYPE))
+    }
 }
 
 impl Workspace {
@@ -92,33 +98,35 @@ impl Workspace {
         OV: DevicePtrMut<Out>,
         N: DevicePtrMut<u64>,
     {
-        let n = keys.len();
-        check_len("values", n, values.len())?;
-        op.code.check_by_key_sizes()?;
-        check_room("keys_out", n, keys_out.len())?;
-        check_room("values_out", n, values_out.len())?;
-        check_room("num_runs", 1, num_runs.len())?;
-        let stream: &Arc<CudaStream> = &keys.stream().clone();
-        for s in [values.stream(), keys_out.stream(), values_out.stream(), num_runs.stream()] {
-            same_context(stream, s)?;
-        }
-        self.enter(stream)?;
-        let (k, _k) = keys.device_ptr(stream);
-        let (v, _v) = values.device_ptr(stream);
-        let (ko_len, vo_len) = (keys_out.len(), values_out.len());
-        let (ko, _ko) = keys_out.device_ptr_mut(stream);
-        let (vo, _vo) = values_out.device_ptr_mut(stream);
-        let (count, _count) = num_runs.device_ptr_mut(stream);
-        check_disjoint(
-            &[Span::new::<K>("keys", k, n), Span::new::<In>("values", v, n)],
-            &[
-                Span::new::<K>("keys_out", ko, ko_len),
-                Span::new::<Out>("values_out", vo, vo_len),
-                Span::new::<u64>("num_runs", count, 1),
-            ],
-        )?;
-        let call = KeyedCall { keys: k, values: v, out_keys: ko, out_values: vo, num_runs: count, n };
-        self.user_runs::<K, In, A, Out>(stream, call, RunsMode::Reduce, 0, op)
+        self.reduce_by_key_user_with(keys, values, keys_out, values_out, num_runs, op, KeyCompare::of::<K>())
+    }
+
+    /// reduce_by_key with a user operator, keys compared as `compare` says.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn reduce_by_key_user_with<K, In, A, Out, IK, IV, OK, OV, N>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        keys_out: &mut OK,
+        values_out: &mut OV,
+        num_runs: &mut N,
+        op: &UserScanOp<In, A, Out>,
+        compare: KeyCompare<'_>,
+    ) -> Result<()>
+    where
+        In: DeviceType,
+        A: DeviceType,
+        Out: DeviceType,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<In>,
+        OK: DevicePtrMut<K>,
+        OV: DevicePtrMut<Out>,
+        N: DevicePtrMut<u64>,
+    {
+        let check = || op.code.check_by_key_sizes();
+        self.keyed_runs_call(keys, values, keys_out, values_out, num_runs, check, |ws, stream, call| {
+            ws.user_runs::<K, In, A, Out>(stream, call, RunsMode::Reduce, 0, op, compare)
+        })
     }
 
     /// Segmented inclusive scan with a user operator: `output[i] = store(load(vₛ) ⊕ … ⊕ load(vᵢ))`, `s`
@@ -225,6 +233,27 @@ impl Workspace {
         IV: DevicePtr<In>,
         O: DevicePtrMut<Out>,
     {
+        self.scan_by_key_user_with(keys, values, output, init, op, KeyCompare::of::<K>())
+    }
+
+    /// A scan by key with a user operator (exclusive with `init`), keys compared as `compare` says.
+    pub(crate) fn scan_by_key_user_with<K, In, A, Out, IK, IV, O>(
+        &mut self,
+        keys: &IK,
+        values: &IV,
+        output: &mut O,
+        init: Option<A>,
+        op: &UserScanOp<In, A, Out>,
+        compare: KeyCompare<'_>,
+    ) -> Result<()>
+    where
+        In: DeviceType,
+        A: DeviceType,
+        Out: DeviceType,
+        IK: DevicePtr<K>,
+        IV: DevicePtr<In>,
+        O: DevicePtrMut<Out>,
+    {
         let n = keys.len();
         check_len("values", n, values.len())?;
         op.code.check_by_key_sizes()?;
@@ -246,18 +275,21 @@ impl Workspace {
             Some(init) => (RunsMode::ScanExclusive, seed_bits(init)),
             None => (RunsMode::ScanInclusive, 0),
         };
-        self.user_runs::<K, In, A, Out>(&stream, call, mode, seed, op)
+        self.user_runs::<K, In, A, Out>(&stream, call, mode, seed, op, compare)
     }
 
-    /// Compiles (or finds) the keyed kernel for `op` and keys of type `K`, then launches it in `mode`.
-    /// An empty input compiles nothing: reduce_by_key writes a count of 0, the scans nothing.
-    fn user_runs<K: Element, In: DeviceType, A: DeviceType, Out: DeviceType>(
+    /// Compiles (or finds) the keyed kernel for `op` and keys of type `K` compared as `compare` says, then
+    /// launches it in `mode`. An empty input compiles nothing: reduce_by_key writes a count of 0, the
+    /// scans nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn user_runs<K, In: DeviceType, A: DeviceType, Out: DeviceType>(
         &mut self,
         stream: &Arc<CudaStream>,
         call: KeyedCall,
         mode: RunsMode,
         seed: u64,
         op: &UserScanOp<In, A, Out>,
+        compare: KeyCompare<'_>,
     ) -> Result<()> {
         if call.n == 0 {
             if mode == RunsMode::Reduce {
@@ -265,20 +297,14 @@ impl Workspace {
             }
             return Ok(());
         }
-        let (kernel, _) = crate::rtc::by_key_kernel(stream.context(), &op.code, size_of::<K>())?;
-        let job = RunsJob {
-            primitive: Primitive::UserByKey { kernel, key_bytes: size_of::<K>(), value_bytes: size_of::<In>() },
-            keys: call.keys,
-            values: call.values,
-            out_keys: call.out_keys,
-            out_values: call.out_values,
-            num_runs: call.num_runs,
-            n: call.n,
-            seed,
-            mode,
-            length_bytes: 8,
+        let (eq, key_params) = match compare {
+            KeyCompare::Params(params) => (None, params),
+            // The user's equality reads no key parameters.
+            KeyCompare::User(code) => (Some(code), (0, 0)),
         };
-        self.runs_raw::<K>(stream, job)
+        let (kernel, _) = crate::rtc::by_key_kernel(stream.context(), &op.code, size_of::<K>(), eq)?;
+        let primitive = Primitive::UserByKey { kernel, key_bytes: size_of::<K>(), value_bytes: size_of::<In>() };
+        self.runs_raw_with(stream, call.job(primitive, mode, seed, 8), key_params)
     }
 }
 
@@ -353,13 +379,8 @@ where
     IK: DevicePtr<K>,
     IV: DevicePtr<In>,
 {
-    let stream = keys.stream().clone();
     op.code.check_by_key_sizes()?;
-    // SAFETY: the kernel writes every one of the `len` items before the buffer is returned (or the call
-    // fails).
-    let mut out = unsafe { stream.alloc::<Out>(keys.len()) }?;
-    Workspace::new(&stream).inclusive_scan_by_key_user_into(keys, values, &mut out, op)?;
-    Ok(out)
+    one_shot_scan(keys.stream(), keys.len(), |ws, out| ws.inclusive_scan_by_key_user_into(keys, values, out, op))
 }
 
 /// [`Workspace::exclusive_scan_by_key_user_into`] into a new buffer, seeded with `init`.
@@ -395,10 +416,6 @@ where
     IK: DevicePtr<K>,
     IV: DevicePtr<In>,
 {
-    let stream = keys.stream().clone();
     op.code.check_by_key_sizes()?;
-    // SAFETY: as in inclusive_scan_by_key_user.
-    let mut out = unsafe { stream.alloc::<Out>(keys.len()) }?;
-    Workspace::new(&stream).exclusive_scan_by_key_user_into(keys, values, &mut out, init, op)?;
-    Ok(out)
+    one_shot_scan(keys.stream(), keys.len(), |ws, out| ws.exclusive_scan_by_key_user_into(keys, values, out, init, op))
 }

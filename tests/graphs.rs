@@ -527,6 +527,78 @@ fn keyed_user_operators_replay_with_device_sizes() {
     }
 }
 
+/// unique, run-length encoding and unique_by_key by a user equality (compiled before the capture), sized
+/// by a device count, on both engines for unique: 4-byte keys whose runs are by their high half.
+#[test]
+fn user_equalities_replay_with_device_sizes() {
+    let _serial = serial();
+    let Some(stream) = capture_stream() else { return };
+    if !common::nvrtc() {
+        return;
+    }
+    // SAFETY: a pure expression of a and b.
+    let eq =
+        unsafe { lookback::rtc::UserEq::new("(a >> 16) == (b >> 16)", |a: u32, b: u32| a >> 16 == b >> 16) }.unwrap();
+    eq.compile(&stream).unwrap();
+    eq.compile_encodings(&stream).unwrap();
+    eq.compile_unique_by_key::<u64>(&stream).unwrap();
+    let tile = lookback::__private::select_tile_items(4).max(lookback::__private::runs_tile_items(8));
+    let capacity = 4 * tile + 29;
+    const POISON_U32: u32 = 0xdead_0bad;
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = workspace(&stream, engine, capacity);
+        let mut keys = stream.alloc_zeros::<u32>(capacity).unwrap();
+        let mut values = stream.alloc_zeros::<u64>(capacity).unwrap();
+        let mut uniq = stream.alloc_zeros::<u32>(capacity).unwrap();
+        let mut rle_values = stream.alloc_zeros::<u32>(capacity).unwrap();
+        let mut lengths = stream.alloc_zeros::<u64>(capacity).unwrap();
+        let mut out_keys = stream.alloc_zeros::<u32>(capacity).unwrap();
+        let mut out_values = stream.alloc_zeros::<u64>(capacity).unwrap();
+        let mut nums = [(); 3].map(|_| stream.alloc_zeros::<u64>(1).unwrap());
+        let mut count = stream.alloc_zeros::<u64>(1).unwrap();
+        let [n_uniq, n_rle, n_ubk] = &mut nums;
+        let graph = capture(&stream, || {
+            ws.with_count(&count, |ws| {
+                ws.unique_by_into(&keys, &mut uniq, n_uniq, &eq)?;
+                ws.run_length_encode_by_into(&keys, &mut rle_values, &mut lengths, n_rle, &eq)?;
+                ws.unique_by_key_by_into(&keys, &values, &mut out_keys, &mut out_values, n_ubk, &eq)
+            })
+        });
+        for (r, n) in sizes(capacity, tile, 31).into_iter().enumerate() {
+            // Runs of equal high halves, the low halves random: the built-in equality would see none.
+            let highs: Vec<u32> = runs(capacity, 20.0, r as u64);
+            let key_data: Vec<u32> =
+                highs.iter().enumerate().map(|(i, h)| h << 16 | (i as u32 * 7919) & 0xffff).collect();
+            let value_data: Vec<u64> = random_vec(capacity, 200 + r as u64, 0.0);
+            stream.memcpy_htod(&key_data, &mut keys).unwrap();
+            stream.memcpy_htod(&value_data, &mut values).unwrap();
+            set_count(&stream, &mut count, n);
+            for buf in [&mut uniq, &mut rle_values, &mut out_keys] {
+                poison(&stream, buf, POISON_U32);
+            }
+            for buf in [&mut lengths, &mut out_values] {
+                poison(&stream, buf, POISON_COUNT);
+            }
+            for num in nums.iter_mut() {
+                poison(&stream, num, POISON_COUNT);
+            }
+            graph.launch().unwrap();
+            let what = format!("{engine:?} user equality replay {r} n={n}");
+            let want = host::unique_by(&key_data[..n], &eq);
+            assert_eq!(read_count(&stream, &nums[0]), want.len(), "{what}");
+            check_prefix(&stream.clone_dtoh(&uniq).unwrap(), &want, POISON_U32, &what);
+            let (want_values, want_lengths) = host::run_length_encode_by(&key_data[..n], &eq);
+            assert_eq!(read_count(&stream, &nums[1]), want_values.len(), "{what}");
+            check_prefix(&stream.clone_dtoh(&rle_values).unwrap(), &want_values, POISON_U32, &what);
+            check_prefix(&stream.clone_dtoh(&lengths).unwrap(), &want_lengths, POISON_COUNT, &what);
+            let (want_keys, want_firsts) = host::unique_by_key_by(&key_data[..n], &value_data[..n], &eq).unwrap();
+            assert_eq!(read_count(&stream, &nums[2]), want_keys.len(), "{what}");
+            check_prefix(&stream.clone_dtoh(&out_keys).unwrap(), &want_keys, POISON_U32, &what);
+            check_prefix(&stream.clone_dtoh(&out_values).unwrap(), &want_firsts, POISON_COUNT, &what);
+        }
+    }
+}
+
 /// select_if → unique, and reduce_by_key of the selected items by value (runs of equal items) → exclusive
 /// scan of the run sums. Replayed with new input and sizes; every stage checked.
 #[test]

@@ -559,3 +559,21 @@ fn keyed_user_operators_take_the_run_agents_row_on_the_classic_engine_only() {
         }
     }
 }
+
+#[test]
+fn encodings_by_a_user_equality_take_the_encode_row_on_the_classic_engine_only() {
+    let kernel = lookback::__private::plan::Kernel { name: "lookback_rtc_runs", image: 1 << 30 };
+    // No value column: the encodings' own row (runs.cu's lookback_runs_k*_v0), never the small-grid one.
+    for key_bytes in [1, 2, 4, 8] {
+        let primitive = Primitive::UserByKey { kernel, key_bytes, value_bytes: 0 };
+        let tile = lookback::__private::encode_tile_items(key_bytes);
+        for engine in [Engine::Classic, Engine::Auto, Engine::Persistent] {
+            for n in [1, tile, tile + 1, 10 * tile + 3, 1 << 30] {
+                let p = planned(&call(primitive, n, engine));
+                assert_eq!(p.persistent, None, "{primitive:?} {engine:?} {n}");
+                assert_eq!((p.classic.kernel, p.classic.row), (kernel, Algo::Encode), "{primitive:?}");
+                assert_eq!(p.classic.tiles, n.div_ceil(tile), "{primitive:?} {n}");
+            }
+        }
+    }
+}

@@ -87,3 +87,36 @@ fn readme_graph_example() {
     let Some(stream) = common::gpu() else { return };
     filter_then_offsets(stream.context()).unwrap();
 }
+
+use lookback::rtc::{DeviceType, UserEq};
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pt {
+    x: i16,
+    y: i16,
+}
+// SAFETY: #[repr(C)], no padding, every bit pattern valid, the same fields in CUDA.
+unsafe impl lookback::cudarc::driver::DeviceRepr for Pt {}
+unsafe impl DeviceType for Pt {
+    const CUDA_NAME: &'static str = "Pt";
+    const CUDA_DECL: &'static str = "struct Pt { int16_t x; int16_t y; };";
+}
+
+fn same_x_runs(stream: &std::sync::Arc<lookback::cudarc::driver::CudaStream>) -> lookback::Result<()> {
+    // SAFETY: a pure expression of a and b.
+    let same_x = unsafe { UserEq::new("a.x == b.x", |a: Pt, b: Pt| a.x == b.x)? };
+    let pts = [Pt { x: 1, y: 5 }, Pt { x: 1, y: 6 }, Pt { x: 2, y: 0 }];
+    let runs = lookback::run_length_encode_by::<Pt, u32, _>(&stream.clone_htod(&pts)?, &same_x)?;
+    assert_eq!(runs.to_vecs()?, (vec![pts[0], pts[2]], vec![2, 1]));
+    Ok(())
+}
+
+#[test]
+fn readme_user_equality_example() {
+    let Some(stream) = common::gpu() else { return };
+    if !common::nvrtc() {
+        return;
+    }
+    same_x_runs(&stream).unwrap();
+}

@@ -105,11 +105,14 @@ template <> struct ValueBits<0> { using type = NoValues; };
 // the encodings' kernel for small grids (its own tile shape and occupancy; src/plan.rs picks it by size).
 // VP: how values load into accumulators and store back (AccValues above); results are written as V, so a
 // policy's store returns a V (a user operator's output of V's size travels as V's bits: rtc/by_key.cuh).
+// KE: how two adjacent keys compare (core/key_equality.cuh): ParamsKeyEq, the kind RunsParams asks for, or
+// a user equality compiled at run time (rtc/user_eq.cuh), which sees the keys as their own type.
 //
 // Per thread, heads and tails are bit masks, so counts are popcounts; the tile is scanned with 32-bit
 // tile-local pairs (encodings: the tile-local index + 1 of the latest head, 0 for none), and only the
 // tile's aggregate and the look-back use 64-bit pairs.
-template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false, class VP = AccValues<V>>
+template <int KB, class V, class Op, bool VALUED, bool SMALL_GRID = false, class VP = AccValues<V>,
+          class KE = ParamsKeyEq>
 struct RunsAgent {
     using K = typename Bits<KB>::type;
     static constexpr bool HAS_VALUES = VALUED || !std::is_same_v<V, NoValues>;
@@ -327,25 +330,25 @@ struct RunsAgent {
     }
 
     // Bit j: key j differs from key j-1 (key -1 being `prev`); `last` = key IPT-1 differs from `next`.
-    // EQ: how keys compare (key_equality.cuh), chosen once per thread from the parameters.
-    template <KeyEq EQ>
+    // Tag: how keys compare (`Tag::differ(earlier, later)`), chosen once per thread by KE.
+    template <class Tag>
     static __device__ __forceinline__ uint32_t differ_mask(const K (&k)[IPT], K prev, K next, uint32_t& last) {
-        uint32_t m = (uint32_t)keys_differ<EQ>(prev, k[0]);
+        uint32_t m = (uint32_t)Tag::differ(prev, k[0]);
 #pragma unroll
-        for (int j = 1; j < IPT; ++j) m |= (uint32_t)keys_differ<EQ>(k[j - 1], k[j]) << j;
-        last = (uint32_t)keys_differ<EQ>(k[IPT - 1], next);
+        for (int j = 1; j < IPT; ++j) m |= (uint32_t)Tag::differ(k[j - 1], k[j]) << j;
+        last = (uint32_t)Tag::differ(k[IPT - 1], next);
         return m;
     }
 
-    // differ_mask for with_key_eq's comparison kind: a functor, not a generic lambda, which NVRTC takes
-    // for host code (rtc/by_key.cuh compiles this agent at run time).
+    // differ_mask for KE's comparison tag: a functor, not a generic lambda, which NVRTC takes for host
+    // code (rtc/by_key.cuh and rtc/runs.cuh compile this agent at run time).
     struct DifferMask {
         const K (&k)[IPT];
         K prev;
         K next;
         uint32_t& last;
         template <class Tag> __device__ __forceinline__ uint32_t operator()(Tag) const {
-            return differ_mask<Tag::value>(k, prev, next, last);
+            return differ_mask<Tag>(k, prev, next, last);
         }
     };
 
@@ -467,7 +470,7 @@ struct RunsAgent {
         // IPT + 1 comparisons give both masks. The first item of the input always starts a run and the
         // last always ends one; items past the end belong to no run.
         uint32_t last_differs;
-        const uint32_t differs = with_key_eq<KB>(p, DifferMask{k, prev, next, last_differs});
+        const uint32_t differs = KE::template dispatch<KB>(p, DifferMask{k, prev, next, last_differs});
         const int mine = max(0, min(IPT, valid - first));
         const uint32_t in_range = (uint32_t)((1ull << mine) - 1);  // 64-bit shift: see classic/select.cuh
         uint32_t heads = differs, tails = (differs >> 1) | (last_differs << (IPT - 1));

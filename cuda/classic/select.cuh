@@ -46,8 +46,15 @@ template <class T> __device__ __forceinline__ bool items_differ(T a, T b) {
     return Acc<T>::load(a) != Acc<T>::load(b);
 }
 
-// `Pred` decides selection by predicate (core/predicate.cuh): the launch's program, or user code.
-template <class T, class Pred = ProgramPredicate> struct SelectAgent {
+// How unique decides that an item starts a run: `Eq::differ(before, item)`. The kernels nvcc builds compare
+// with IEEE == (items_differ); a user equality compiled at run time (rtc/user_eq.cuh) is the other policy.
+struct IeeeDiffer {
+    template <class T> static __device__ __forceinline__ bool differ(T before, T item) { return items_differ(item, before); }
+};
+
+// `Pred` decides selection by predicate (core/predicate.cuh): the launch's program, or user code. `Eq`
+// decides unique's runs (IeeeDiffer above).
+template <class T, class Pred = ProgramPredicate, class Eq = IeeeDiffer> struct SelectAgent {
     using Shape = typename Tuning<Algo::select, sizeof(T)>::Shape;
     static constexpr int BLOCK_THREADS = Shape::BLOCK_THREADS;
     static constexpr int WARPS = BLOCK_THREADS / 32;
@@ -254,9 +261,9 @@ template <class T, class Pred = ProgramPredicate> struct SelectAgent {
         }
         if (p.source == SOURCE_PRED) return Pred::mask(p.pred, x);
         const T before = threadIdx.x > 0 ? IO::item_at(s.tile, first - 1) : s.before_tile;
-        uint32_t mask = (threadIdx.x == 0 && tile == 0) ? 1u : (uint32_t)items_differ(x[0], before);
+        uint32_t mask = (threadIdx.x == 0 && tile == 0) ? 1u : (uint32_t)Eq::differ(before, x[0]);
 #pragma unroll
-        for (int k = 1; k < IPT; ++k) mask |= (uint32_t)items_differ(x[k], x[k - 1]) << k;
+        for (int k = 1; k < IPT; ++k) mask |= (uint32_t)Eq::differ(x[k - 1], x[k]) << k;
         return mask;
     }
 

@@ -48,8 +48,12 @@ template <KeyEq EQ, class K> __device__ __forceinline__ bool keys_differ(K a, K 
     else return !(key_value<EQ>(a) == key_value<EQ>(b));  // unordered: a NaN differs
 }
 
-// A comparison kind as a type, for generic lambdas: `[&](auto eq) { ... decltype(eq)::value ... }`.
-template <KeyEq EQ> using KeyEqTag = std::integral_constant<KeyEq, EQ>;
+// A comparison kind as a type, for generic lambdas: `[&](auto eq) { ... decltype(eq)::value ... }`, and as a
+// comparison: `Tag::differ(a, b)`, which the run agent calls so that a user equality (rtc/user_eq.cuh) can
+// stand in for the kind (its own tag has the same `differ`).
+template <KeyEq EQ> struct KeyEqTag : std::integral_constant<KeyEq, EQ> {
+    template <class K> static __device__ __forceinline__ bool differ(K a, K b) { return keys_differ<EQ>(a, b); }
+};
 
 // Calls f(KeyEqTag<EQ>{}) with the comparison p asks for: one instantiation of f per kind that keys of
 // KB bytes can have.
@@ -66,6 +70,16 @@ template <int KB, class F> __device__ __forceinline__ auto with_key_eq(const Run
         return f(KeyEqTag<KeyEq::bits>{});
     }
 }
+
+// The run agent's key-equality policy (classic/runs.cuh) of the kernels nvcc builds: the comparison kind
+// RunsParams asks for, chosen once per call of `dispatch`, which calls f(tag) with a tag whose
+// `differ(a, b)` compares two keys' bits. A user equality compiled at run time (rtc/user_eq.cuh) is the
+// other policy: it ignores the parameters.
+struct ParamsKeyEq {
+    template <int KB, class F> static __device__ __forceinline__ auto dispatch(const RunsParams& p, F&& f) {
+        return with_key_eq<KB>(p, static_cast<F&&>(f));
+    }
+};
 
 // Bit j: key j of a lane's N consecutive keys differs from key j-1, key -1 being `prev` (compared as p
 // asks). Callers make the input's first item a head and mask items past the end.

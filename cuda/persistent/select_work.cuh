@@ -34,8 +34,10 @@
 
 namespace lookback {
 
-// `Pred` decides selection by predicate (core/predicate.cuh): the launch's program, or user code.
-template <class T, Algo ALGO_ = Algo::select, class Pred = ProgramPredicate> struct PipeSelectWork : PipeWorkDefaults {
+// `Pred` decides selection by predicate (core/predicate.cuh): the launch's program, or user code. `Eq`
+// decides unique's runs, as in the classic agent (IeeeDiffer, classic/select.cuh).
+template <class T, Algo ALGO_ = Algo::select, class Pred = ProgramPredicate, class Eq = IeeeDiffer>
+struct PipeSelectWork : PipeWorkDefaults {
     static_assert(ALGO_ == Algo::select || ALGO_ == Algo::partition || ALGO_ == Algo::flagged,
                   "a selection kernel family");
     static constexpr Algo ALGO = ALGO_;
@@ -157,11 +159,11 @@ template <class T, Algo ALGO_ = Algo::select, class Pred = ProgramPredicate> str
     static __device__ __forceinline__ bool first_differs(const Params& p, const Slot& slot, const uint4* tile,
                                                          uint64_t start, int valid, int j, T first_item) {
         const int i = Engine::chunk_index(j) * E;
-        if (i == 0) return start == 0 || items_differ(first_item, slot.before);
+        if (i == 0) return start == 0 || Eq::differ(slot.before, first_item);
         const T* in = static_cast<const T*>(p.in) + start;
         const T before = FULL ? reinterpret_cast<const T*>(tile)[i - 1]
                               : Engine::partial_item(tile, in, i - 1, valid, T());
-        return items_differ(first_item, before);
+        return Eq::differ(before, first_item);
     }
 
     // FLAGS: the flags of chunk j of this lane as E bits (bit e: item e's flag is not zero), from the
@@ -218,7 +220,7 @@ template <class T, Algo ALGO_ = Algo::select, class Pred = ProgramPredicate> str
                 for (int k = 0; k < G; ++k) {
                     const bool differs = k % E == 0
                                              ? first_differs<FULL>(p, slot, tile, start, valid, g * CG + k / E, x[k])
-                                             : items_differ(x[k], x[k - 1]);
+                                             : Eq::differ(x[k - 1], x[k]);
                     mask |= (uint32_t)differs << k;
                 }
             }

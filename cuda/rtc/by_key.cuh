@@ -5,6 +5,8 @@
 //                           __device__ functions load, apply, identity and store)
 //   LOOKBACK_RTC_KEY_BYTES  1, 2, 4 or 8: keys travel as their bits and compare as key_equality.cuh says
 //                           (the float keys' parameters come with the launch, as for the built-in kernels)
+//   LOOKBACK_RTC_EQ         optional: a user equality type (rtc/user_eq.cuh) that decides where runs start
+//                           instead, keys of its K (of LOOKBACK_RTC_KEY_BYTES bytes)
 // The kernel is the agent by_key.cuh builds, with the same tuning row (runs, by the larger of key and
 // value), launch bounds and parameter block, so the host plans and launches it as it does the built-in
 // one (src/plan.rs, Primitive::UserByKey). The mode says what it computes: RUNS_REDUCE,
@@ -21,6 +23,7 @@
 //   (WidePairState in core/tile_state.cuh).
 #pragma once
 #include "../classic/runs.cuh"
+#include "user_eq.cuh"
 #include "user_op.cuh"
 
 namespace lookback {
@@ -39,9 +42,15 @@ template <class U> struct UserRunValues {
 
 }  // namespace lookback
 
+#ifdef LOOKBACK_RTC_EQ
+using lookback_rtc_by_key_eq = lookback::UserKeyEq<LOOKBACK_RTC_EQ>;
+static_assert(sizeof(typename LOOKBACK_RTC_EQ::K) == LOOKBACK_RTC_KEY_BYTES, "the equality's keys have the key size");
+#else
+using lookback_rtc_by_key_eq = lookback::ParamsKeyEq;
+#endif
 using lookback_rtc_by_key_agent =
     lookback::RunsAgent<LOOKBACK_RTC_KEY_BYTES, typename LOOKBACK_RTC_BY_KEY::In, lookback::UserScanOp<LOOKBACK_RTC_BY_KEY>,
-                        true, false, lookback::UserRunValues<LOOKBACK_RTC_BY_KEY>>;
+                        true, false, lookback::UserRunValues<LOOKBACK_RTC_BY_KEY>, lookback_rtc_by_key_eq>;
 
 extern "C" __global__ void __launch_bounds__(lookback_rtc_by_key_agent::BLOCK_THREADS, lookback_rtc_by_key_agent::MIN_BLOCKS)
     lookback_rtc_by_key(lookback::RunsParams p) {

@@ -12,6 +12,15 @@ fn same<T: Element>(a: T, b: T) -> bool {
 
 /// `(start, end)` of every run, in order.
 pub(super) fn runs<T: Element>(keys: &[T]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    runs_by(keys, same)
+}
+
+/// `(start, end)` of every run, in order, item `i + 1` continuing item `i`'s run when `same(keys[i],
+/// keys[i + 1])`: each adjacent pair asked once, in order, so `same` need not be transitive.
+pub(super) fn runs_by<'a, T: Copy>(
+    keys: &'a [T],
+    same: impl Fn(T, T) -> bool + 'a,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
     let mut start = 0;
     (0..keys.len()).filter_map(move |i| {
         let last = i + 1 == keys.len() || !same(keys[i], keys[i + 1]);

@@ -1,5 +1,6 @@
 //! [`DeviceType`]: a Rust type that user code ([`UserScanOp`](super::UserScanOp)) may take and return,
 //! with its CUDA C++ name and declaration.
+use crate::error::Error;
 use cudarc::driver::DeviceRepr;
 use half::{bf16, f16};
 
@@ -96,6 +97,37 @@ impl TypeInfo {
         }
         s
     }
+}
+
+/// The declarations and layout assertions of `types`, each name once (the element types have no
+/// declaration: the headers define them), the user's declarations under a `#line` of their own.
+pub(crate) fn declare_types(types: &[&TypeInfo]) -> String {
+    let mut p = String::new();
+    let mut declared: Vec<&str> = Vec::new();
+    for t in types {
+        if declared.contains(&t.name) {
+            continue;
+        }
+        declared.push(t.name);
+        if !t.decl.is_empty() {
+            p += &format!(
+                "#line 1 \"{}-types\"\n{}\n#line 1 \"lookback-generated\"\n",
+                super::compile::USER_FILE,
+                t.decl
+            );
+        }
+        p += &t.layout_checks();
+    }
+    p
+}
+
+/// A compile error turned into [`Error::LayoutMismatch`] where a layout assertion on one of `types`
+/// failed; any other error unchanged.
+pub(crate) fn layout_error(e: Error, types: &[&TypeInfo]) -> Error {
+    let Error::Compile { log, .. } = &e else { return e };
+    let Some((name, cuda_size, cuda_align)) = layout_mismatch(log) else { return e };
+    let Some(t) = types.iter().find(|t| t.name == name) else { return e };
+    Error::LayoutMismatch { type_name: name, rust_size: t.size, rust_align: t.align, cuda_size, cuda_align }
 }
 
 /// The prefix of the layout assertions' messages.

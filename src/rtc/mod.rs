@@ -13,7 +13,21 @@
 //! [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into) and the scans by key
 //! ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into), …),
 //! with keys of the element types, values of 1, 2, 4 or 8 bytes, results of the values' size and
-//! accumulators of 1, 2, 4 or 8 bytes. User key equalities are not supported yet.
+//! accumulators of 1, 2, 4 or 8 bytes.
+//!
+//! [`UserEq`] takes an expression (or function body) over `a` and `b`, two *adjacent* items (`a` the
+//! earlier), true when `b` continues `a`'s run, and a Rust closure that says the same on the host. It is
+//! asked about each adjacent pair once, so it need not be transitive. Keys are any [`DeviceType`] of 1, 2, 4
+//! or 8 bytes — your `#[repr(C)]` structs included, not only the element types. It drives unique
+//! ([`Workspace::unique_by_into`](crate::Workspace::unique_by_into), in place and one-shot, on both engines),
+//! the run encodings ([`Workspace::run_length_encode_by_into`](crate::Workspace::run_length_encode_by_into),
+//! …), unique_by_key ([`Workspace::unique_by_key_by_into`](crate::Workspace::unique_by_key_by_into)) and, with
+//! a [`UserScanOp`], reduce_by_key and the scans by key
+//! ([`Workspace::reduce_by_key_user_by_into`](crate::Workspace::reduce_by_key_user_by_into),
+//! [`Workspace::inclusive_scan_by_key_user_by_into`](crate::Workspace::inclusive_scan_by_key_user_by_into), …);
+//! the run-based ones always on the classic run agent (not its register-tile variants nor the persistent
+//! engine). The keyed primitives with a built-in [`ScanOp`](crate::ScanOp) take no user equality yet:
+//! write the operator as a [`UserScanOp`] (`a + b`, identity `0`) and use the `_user_by` forms.
 //!
 //! [`UserPred`] takes a CUDA C++ expression (or function body) over the item `x`, and a Rust closure that
 //! says the same on the host. The selection primitives take it wherever they take a [`Pred`](crate::Pred)
@@ -44,7 +58,7 @@
 //! else the toolkit's `include` folder.
 //!
 //! # What user code may do
-//! See [`UserPred`]'s and [`UserScanOp`]'s safety sections: pure functions of their arguments, which
+//! See [`UserPred`]'s, [`UserScanOp`]'s and [`UserEq`]'s safety sections: pure functions of their arguments, which
 //! return, without block- or warp-wide operations. It may call CUDA's device math functions (`sqrtf`, `__popc`, …) and define
 //! constants; it sees the crate's headers (namespace `lookback`) but should not rely on them.
 use crate::error::Result;
@@ -56,6 +70,7 @@ mod cache;
 mod code;
 mod compile;
 mod device_type;
+mod eq;
 mod headers;
 mod memo;
 mod nvrtc;
@@ -65,12 +80,14 @@ mod scan_op;
 pub use cache::CacheHit;
 pub use compile::CompileReport;
 pub use device_type::DeviceType;
+pub use eq::UserEq;
 pub use nvrtc::nvrtc_available;
 pub use pred::UserPred;
 pub use scan_op::UserScanOp;
 
 pub(crate) use cache::cubin;
 pub(crate) use code::UserCode;
+pub(crate) use eq::{EqCode, check_value_size, runs_kernel, unique_kernels};
 pub(crate) use nvrtc::INSTALL_HINT as NVRTC_HINT;
 
 /// The kernels of a selection family compiled for user code (`cuda/rtc/select.cuh`), by the role the
@@ -144,26 +161,49 @@ pub(crate) fn scan_for_arch(code: &scan_op::ScanCode, arch: &str) -> Result<Comp
 }
 
 /// The keyed kernel (`cuda/rtc/by_key.cuh`: reduce_by_key and the scans by key) for `code` and keys of
-/// `key_bytes` on the GPU of `ctx`, and how it was obtained.
+/// `key_bytes`, compared by the user equality `eq` if there is one, on the GPU of `ctx`, and how it was
+/// obtained.
 pub(crate) fn by_key_kernel(
     ctx: &Arc<CudaContext>,
     code: &scan_op::ScanCode,
     key_bytes: usize,
+    eq: Option<&EqCode>,
 ) -> Result<(Kernel, CompileReport)> {
     code.check_by_key_sizes()?;
     let arch = compile::arch(ctx)?;
-    let compiled = code.memo.get_or(memo::Family::ByKey(key_bytes), &arch, || {
-        compile::compile_for(&arch, &code.by_key_program(key_bytes), code.half()).map_err(|e| code.map_error(e))
-    })?;
+    let compile = || {
+        let program = code.by_key_program(key_bytes, eq);
+        let half = code.half() || eq.is_some_and(EqCode::half);
+        compile::compile_for(&arch, &program, half).map_err(|e| by_key_error(code, eq, e))
+    };
+    // The operator's memo knows its programs without an equality; one with a user equality is looked up.
+    let compiled = match eq {
+        None => code.memo.get_or(memo::Family::ByKey(key_bytes), &arch, compile)?,
+        Some(_) => compile()?,
+    };
     Ok((Kernel::runtime("lookback_rtc_by_key", compiled.image), compiled.report))
 }
 
-/// The keyed kernel for `code` and keys of `key_bytes`, compiled for architecture `arch` (`sm_90`) without a
-/// GPU.
-pub(crate) fn by_key_for_arch(code: &scan_op::ScanCode, key_bytes: usize, arch: &str) -> Result<CompileReport> {
+/// The keyed kernel for `code` and keys of `key_bytes` (compared by `eq` if there is one), compiled for
+/// architecture `arch` (`sm_90`) without a GPU.
+pub(crate) fn by_key_for_arch(
+    code: &scan_op::ScanCode,
+    key_bytes: usize,
+    eq: Option<&EqCode>,
+    arch: &str,
+) -> Result<CompileReport> {
     code.check_by_key_sizes()?;
-    let program = code.by_key_program(key_bytes);
-    Ok(compile::compile_for(arch, &program, code.half()).map_err(|e| code.map_error(e))?.report)
+    let program = code.by_key_program(key_bytes, eq);
+    let half = code.half() || eq.is_some_and(EqCode::half);
+    Ok(compile::compile_for(arch, &program, half).map_err(|e| by_key_error(code, eq, e))?.report)
+}
+
+/// A keyed kernel's compile error, a layout mismatch named for whichever type it is about.
+fn by_key_error(code: &scan_op::ScanCode, eq: Option<&EqCode>, e: crate::Error) -> crate::Error {
+    match (code.map_error(e), eq) {
+        (e @ crate::Error::Compile { .. }, Some(eq)) => eq.map_error(e),
+        (e, _) => e,
+    }
 }
 
 /// `Ok` for an architecture named like `sm_90`.

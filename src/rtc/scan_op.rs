@@ -1,5 +1,6 @@
 //! [`UserScanOp`]: a scan operator in the user's CUDA C++, with Rust closures for the host.
-use super::device_type::{DeviceType, TypeInfo};
+use super::device_type::{DeviceType, TypeInfo, declare_types, layout_error};
+use super::eq::EqCode;
 use super::pred::check_source;
 use super::{CompileReport, compile};
 use crate::error::{Error, Result};
@@ -101,11 +102,11 @@ pub(crate) struct Part {
 }
 
 impl Part {
-    fn expression(text: &str) -> Result<Self> {
+    pub(super) fn expression(text: &str) -> Result<Self> {
         check_source(text)?;
         Ok(Part { text: text.trim_end().to_string(), expression: true })
     }
-    fn body(text: &str) -> Result<Self> {
+    pub(super) fn body(text: &str) -> Result<Self> {
         check_source(text)?;
         Ok(Part { text: text.trim_end().to_string(), expression: false })
     }
@@ -114,7 +115,7 @@ impl Part {
     }
 
     /// `static __device__ RET NAME(PARAMS) { … }` with the user's lines under `#line 1 "<file>"`.
-    fn function(&self, ret: &str, name: &str, params: &str, file: &str) -> String {
+    pub(super) fn function(&self, ret: &str, name: &str, params: &str, file: &str) -> String {
         let (before, after) = if self.expression { ("return (", ");") } else { ("", "") };
         format!(
             "    static __device__ __forceinline__ {ret} {name}({params}) {{\n        {before}\n#line 1 \"{file}\"\n{}\n\
@@ -197,43 +198,35 @@ impl ScanCode {
             "// lookback: a scan of {} into {} over {}, for a user operator\n",
             self.input.name, self.output.name, self.acc.name
         );
-        self.program_with(head, "#define LOOKBACK_RTC_SCAN lookback_user_scan\n#include \"rtc/scan.cuh\"\n")
+        self.program_with(head, None, "#define LOOKBACK_RTC_SCAN lookback_user_scan\n#include \"rtc/scan.cuh\"\n")
     }
 
     /// The program of the keyed kernel (`cuda/rtc/by_key.cuh`) for this code and keys of `key_bytes`: one
     /// module per operator and key size (keys travel as their bits; float keys' equality comes with the
-    /// launch). Its text names the family, the key size and the types, so the caches never serve it for a
-    /// scan or for another key size.
-    pub(crate) fn by_key_program(&self, key_bytes: usize) -> String {
+    /// launch), or per operator and user equality `eq` (whose key type fixes the size). Its text names the
+    /// family, the key size, the types and the equality, so the caches never serve it for a scan, for
+    /// another key size or for another equality.
+    pub(crate) fn by_key_program(&self, key_bytes: usize, eq: Option<&EqCode>) -> String {
+        let by = eq.map_or(String::new(), |e| format!(" compared by a user equality of {}", e.key.name));
         let head = format!(
-            "// lookback: reduce_by_key and the scans by key of {key_bytes}-byte keys, values {} \
+            "// lookback: reduce_by_key and the scans by key of {key_bytes}-byte keys{by}, values {} \
              into {} over {}, for a user operator\n",
             self.input.name, self.output.name, self.acc.name
         );
+        let eq_define = if eq.is_some() { "#define LOOKBACK_RTC_EQ lookback_user_eq\n" } else { "" };
         let tail = format!(
             "#define LOOKBACK_RTC_BY_KEY lookback_user_scan\n#define LOOKBACK_RTC_KEY_BYTES {key_bytes}\n\
-             #include \"rtc/by_key.cuh\"\n"
+             {eq_define}#include \"rtc/by_key.cuh\"\n"
         );
-        self.program_with(head, &tail)
+        self.program_with(head, eq, &tail)
     }
 
-    /// `head`, the types and the operator struct `lookback_user_scan`, then `tail` (the entry header).
-    fn program_with(&self, head: String, tail: &str) -> String {
-        let mut p = head + "#include \"core/types.cuh\"\n";
-        let mut declared: Vec<&str> = Vec::new();
-        for t in [&self.input, &self.acc, &self.output] {
-            if !declared.contains(&t.name) {
-                declared.push(t.name);
-                if !t.decl.is_empty() {
-                    p += &format!(
-                        "#line 1 \"{}-types\"\n{}\n#line 1 \"lookback-generated\"\n",
-                        compile::USER_FILE,
-                        t.decl
-                    );
-                }
-                p += &t.layout_checks();
-            }
-        }
+    /// `head`, the types, the operator struct `lookback_user_scan` and the equality `eq`'s struct, then
+    /// `tail` (the entry header).
+    fn program_with(&self, head: String, eq: Option<&EqCode>, tail: &str) -> String {
+        let mut types = vec![&self.input, &self.acc, &self.output];
+        types.extend(eq.map(|e| &e.key));
+        let mut p = head + "#include \"core/types.cuh\"\n" + &declare_types(&types);
         let (i, a, o) = (self.input.name, self.acc.name, self.output.name);
         p += &format!("struct lookback_user_scan {{\n    using In = {i};\n    using A = {a};\n    using Out = {o};\n");
         p += &self.combine.function("A", "apply", "const A a, const A b", compile::USER_FILE);
@@ -241,16 +234,16 @@ impl ScanCode {
         p += &self.load.function("A", "load", "const In x", &format!("{}-load", compile::USER_FILE));
         p += &self.store.function("Out", "store", "const A a", &format!("{}-store", compile::USER_FILE));
         p += "};\n";
+        if let Some(eq) = eq {
+            p += &eq.functor();
+        }
         p += tail;
         p
     }
 
     /// A compile error turned into [`Error::LayoutMismatch`] where a layout assertion failed.
     pub(crate) fn map_error(&self, e: Error) -> Error {
-        let Error::Compile { log, .. } = &e else { return e };
-        let Some((name, cuda_size, cuda_align)) = super::device_type::layout_mismatch(log) else { return e };
-        let Some(t) = [&self.input, &self.acc, &self.output].into_iter().find(|t| t.name == name) else { return e };
-        Error::LayoutMismatch { type_name: name, rust_size: t.size, rust_align: t.align, cuda_size, cuda_align }
+        layout_error(e, &[&self.input, &self.acc, &self.output])
     }
 }
 
@@ -433,9 +426,69 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
     /// # Ok(()) }
     /// ```
     pub fn compile_by_key<K: crate::Element>(&self, stream: &cudarc::driver::CudaStream) -> Result<CompileReport> {
-        let (kernel, report) = super::by_key_kernel(stream.context(), &self.code, size_of::<K>())?;
+        let (kernel, report) = super::by_key_kernel(stream.context(), &self.code, size_of::<K>(), None)?;
         crate::kernels::function(stream.context(), kernel)?;
         Ok(report)
+    }
+
+    /// Compiles the keyed kernel whose runs the user equality `eq` cuts
+    /// ([`Workspace::reduce_by_key_user_by_into`](crate::Workspace::reduce_by_key_user_by_into) and the scans
+    /// by key, [`Workspace::inclusive_scan_by_key_user_by_into`](crate::Workspace::inclusive_scan_by_key_user_by_into), …) for the GPU
+    /// of `stream` now, rather than at the first call (or finds it in the caches), and loads it: one
+    /// kernel per operator and equality. Call it before capturing such calls into a CUDA graph.
+    ///
+    /// # Errors
+    /// As [`UserScanOp::compile_by_key`]; a layout mismatch or compile error may be the equality's.
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() || !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::rtc::{CacheHit, UserEq, UserScanOp};
+    /// // SAFETY: pure expressions.
+    /// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i64, b: i64| a.wrapping_add(b), 0)? };
+    /// // SAFETY: as above.
+    /// let decade = unsafe { UserEq::new("a / 10 == b / 10", |a: u16, b: u16| a / 10 == b / 10)? };
+    /// sum.compile_by_key_by(&decade, &stream)?;
+    /// assert_eq!(sum.compile_by_key_by(&decade, &stream)?.hit, CacheHit::Memory);
+    /// # Ok(()) }
+    /// ```
+    pub fn compile_by_key_by<K: DeviceType>(
+        &self,
+        eq: &super::UserEq<K>,
+        stream: &cudarc::driver::CudaStream,
+    ) -> Result<CompileReport> {
+        let (kernel, report) = super::by_key_kernel(stream.context(), &self.code, size_of::<K>(), Some(&eq.code))?;
+        crate::kernels::function(stream.context(), kernel)?;
+        Ok(report)
+    }
+
+    /// [`UserScanOp::compile_by_key_by`] for GPU architecture `arch` (`"sm_90"`, …) without a GPU, into the
+    /// caches.
+    ///
+    /// # Errors
+    /// As [`UserScanOp::compile_by_key_for_arch`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # if !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::rtc::{UserEq, UserScanOp};
+    /// // SAFETY: pure expressions.
+    /// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i64, b: i64| a.wrapping_add(b), 0)? };
+    /// // SAFETY: as above.
+    /// let decade = unsafe { UserEq::new("a / 10 == b / 10", |a: u16, b: u16| a / 10 == b / 10)? };
+    /// assert_eq!(sum.compile_by_key_by_for_arch(&decade, "sm_90")?.arch, "sm_90");
+    /// # Ok(()) }
+    /// ```
+    pub fn compile_by_key_by_for_arch<K: DeviceType>(
+        &self,
+        eq: &super::UserEq<K>,
+        arch: &str,
+    ) -> Result<CompileReport> {
+        super::check_arch(arch)?;
+        super::by_key_for_arch(&self.code, size_of::<K>(), Some(&eq.code), arch)
     }
 
     /// Compiles the keyed kernel for keys of type `K` for GPU architecture `arch` (`"sm_90"`, …) without a
@@ -457,7 +510,7 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
     /// ```
     pub fn compile_by_key_for_arch<K: crate::Element>(&self, arch: &str) -> Result<CompileReport> {
         super::check_arch(arch)?;
-        super::by_key_for_arch(&self.code, size_of::<K>(), arch)
+        super::by_key_for_arch(&self.code, size_of::<K>(), None, arch)
     }
 
     /// The closures' total over `input`, folded left to right from the identity.

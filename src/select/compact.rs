@@ -39,6 +39,26 @@ impl Workspace {
         O: DevicePtrMut<T>,
         N: DevicePtrMut<u64>,
     {
+        self.compact_call(input, output, num_selected, |ws, stream, src, dst, count, n| {
+            ws.compact_raw::<T>(stream, src, dst, count, n, source)
+        })
+    }
+
+    /// The checks and device addresses of a compaction into `output`, then `launch(ws, stream, input,
+    /// output, count, n)` while the buffers stay borrowed: shared with unique by a user equality
+    /// (`unique_by.rs`).
+    pub(super) fn compact_call<T, I, O, N>(
+        &mut self,
+        input: &I,
+        output: &mut O,
+        num_selected: &mut N,
+        launch: impl FnOnce(&mut Self, &Arc<CudaStream>, u64, u64, u64, usize) -> Result<()>,
+    ) -> Result<()>
+    where
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+        N: DevicePtrMut<u64>,
+    {
         let n = input.len();
         check_room("output", n, output.len())?;
         check_room("num_selected", 1, num_selected.len())?;
@@ -49,7 +69,7 @@ impl Workspace {
         let (dst, _write) = output.device_ptr_mut(&stream);
         self.enter(&stream)?;
         let (count, _count) = num_selected.device_ptr_mut(&stream);
-        self.compact_raw::<T>(&stream, src, dst, count, n, source)
+        launch(self, &stream, src, dst, count, n)
     }
 
     fn compact_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, source: Source) -> Result<usize> {

@@ -16,17 +16,19 @@ use crate::plan::{Buffers, Elem, Launch, Primitive};
 use crate::pred::PredProgram;
 use crate::pred::predicate::{DevicePred, Predicate};
 use crate::rtc::{self, SelectKernels};
-use cudarc::driver::{CudaSlice, CudaStream, CudaView};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, DeviceRepr};
 use std::sync::Arc;
 
 mod compact;
 mod on_device;
 mod one_shot;
+mod unique_by;
 
 pub use one_shot::{
     count_if, mask_if, select_flagged, select_flagged_in_place, select_flagged_into, select_if, select_if_in_place,
     select_if_into, unique, unique_in_place, unique_into,
 };
+pub use unique_by::unique_by;
 
 /// What decides that an item is selected (`SOURCE_*` in `cuda/core/params.cuh`). Lives on the stack for one
 /// call, so the size difference between variants does not matter.
@@ -39,6 +41,9 @@ pub(crate) enum Source {
     /// Device address of one flag byte per item.
     Flags(u64),
     Unique,
+    /// unique by a user equality: its kernels (`crate::rtc::UserEq`), which replace the built-in ones of
+    /// the unsigned type of the key's size in the plan.
+    UserUnique(SelectKernels),
 }
 
 /// Where items go (`MODE_*` in `cuda/core/params.cuh`).
@@ -167,7 +172,7 @@ impl<T> Selected<T> {
     }
 }
 
-impl<T: Element> Selected<T> {
+impl<T: DeviceRepr> Selected<T> {
     /// Copies the selected items to the host (blocks until they are ready).
     ///
     /// # Errors
@@ -191,6 +196,12 @@ impl<T: Element> Selected<T> {
 impl Workspace {
     /// Launches one selection (two for the stable partition: a count, then the partition).
     pub(crate) fn select_raw<T: Element>(&mut self, stream: &Arc<CudaStream>, job: SelectJob) -> Result<()> {
+        self.select_raw_as(stream, job, Elem::of::<T>())
+    }
+
+    /// [`select_raw`](Self::select_raw) of items planned as `ty` (a user key type plans as the unsigned type
+    /// of its size, whose agents its kernels are).
+    pub(crate) fn select_raw_as(&mut self, stream: &Arc<CudaStream>, job: SelectJob, ty: Elem) -> Result<()> {
         if job.n == 0 {
             // Invariant 6: an empty input writes a count of 0 and launches no kernel.
             if job.mode != Mode::Mask {
@@ -202,14 +213,13 @@ impl Workspace {
             Source::Pred(p) => (0, 0, p),
             Source::User(_) => (0, 0, PredProgram::default()),
             Source::Flags(f) => (1, f, PredProgram::default()),
-            Source::Unique => (2, 0, PredProgram::default()),
+            Source::Unique | Source::UserUnique(_) => (2, 0, PredProgram::default()),
         };
-        let primitive =
-            Primitive::Select { ty: Elem::of::<T>(), mode: job.mode, flagged: matches!(job.source, Source::Flags(_)) };
+        let primitive = Primitive::Select { ty, mode: job.mode, flagged: matches!(job.source, Source::Flags(_)) };
         let buffers = Buffers { input: job.input, flags, ..Buffers::default() };
         // The stable partition's count pass runs on the same launch (the same kernel, tiles and grid).
         let user = match job.source {
-            Source::User(kernels) => Some(kernels),
+            Source::User(kernels) | Source::UserUnique(kernels) => Some(kernels),
             _ => None,
         };
         let launch = self.plan_launch_with(stream, primitive, job.n, buffers, |planned| match user {

@@ -5,11 +5,11 @@ use crate::element::{Element, Flag};
 use crate::error::Result;
 use crate::launch::Workspace;
 use crate::pred::Predicate;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use std::sync::Arc;
 
 /// Allocates an output of `n` items and a count, runs `f`, reads the count back.
-fn one_shot<T: Element>(
+pub(super) fn one_shot<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
     n: usize,
     f: impl FnOnce(&mut Workspace, &mut CudaSlice<T>, &mut CudaSlice<u64>) -> Result<()>,
