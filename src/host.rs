@@ -170,6 +170,7 @@ pub fn partition_if_reversed<T: Element>(input: &[T], pred: &impl Predicate<T>) 
 
 mod reduce;
 mod runs;
+mod table;
 mod user_by_key;
 mod user_scan;
 pub use reduce::{arg_max, arg_min, reduce, reduce_user};
@@ -178,6 +179,7 @@ pub use runs::{
     exclusive_scan_by_key, inclusive_scan_by_key, non_trivial_runs, reduce_by_key, run_end_encode, run_length_encode,
     unique_by_key,
 };
+pub use table::{count_if2, filter_columns, filter_rows, select_if2};
 pub use user_by_key::{exclusive_scan_by_key_user, inclusive_scan_by_key_user, reduce_by_key_user};
 pub use user_scan::{exclusive_scan_user, inclusive_scan_user};
 

@@ -104,6 +104,7 @@ pub mod rtc;
 mod runs;
 mod scan;
 mod select;
+pub mod table;
 mod user_by_key;
 mod user_scan;
 

@@ -473,6 +473,7 @@ fn unaligned_buffers_take_the_classic_kernels() {
             Primitive::Reduce { .. }
             | Primitive::ArgReduce { .. }
             | Primitive::Partition3 { .. }
+            | Primitive::Table { .. }
             | Primitive::UserByKey { .. } => unreachable!(),
             Primitive::Select { flagged, .. } => [true, false, false, flagged],
             Primitive::Encode { .. } => [true, false, false, false],

@@ -59,18 +59,22 @@ mod device_type;
 mod headers;
 mod nvrtc;
 mod pred;
+mod pred2;
 mod scan_op;
+mod table;
 
 pub use cache::CacheHit;
 pub use compile::CompileReport;
 pub use device_type::DeviceType;
 pub use nvrtc::nvrtc_available;
 pub use pred::UserPred;
+pub use pred2::UserPred2;
 pub use scan_op::UserScanOp;
 
 pub(crate) use cache::cubin;
 pub(crate) use code::UserCode;
 pub(crate) use nvrtc::INSTALL_HINT as NVRTC_HINT;
+pub(crate) use table::{Decision, TableSignature, table_for_arch, table_kernel};
 
 /// The kernels of a selection family compiled for user code (`cuda/rtc/select.cuh`), by the role the
 /// planner gives a launch: the classic agent, the persistent compaction and the persistent partition.

@@ -101,11 +101,11 @@ pub(crate) struct Part {
 }
 
 impl Part {
-    fn expression(text: &str) -> Result<Self> {
+    pub(super) fn expression(text: &str) -> Result<Self> {
         check_source(text)?;
         Ok(Part { text: text.trim_end().to_string(), expression: true })
     }
-    fn body(text: &str) -> Result<Self> {
+    pub(super) fn body(text: &str) -> Result<Self> {
         check_source(text)?;
         Ok(Part { text: text.trim_end().to_string(), expression: false })
     }
@@ -114,7 +114,7 @@ impl Part {
     }
 
     /// `static __device__ RET NAME(PARAMS) { … }` with the user's lines under `#line 1 "<file>"`.
-    fn function(&self, ret: &str, name: &str, params: &str, file: &str) -> String {
+    pub(super) fn function(&self, ret: &str, name: &str, params: &str, file: &str) -> String {
         let (before, after) = if self.expression { ("return (", ");") } else { ("", "") };
         format!(
             "    static __device__ __forceinline__ {ret} {name}({params}) {{\n        {before}\n#line 1 \"{file}\"\n{}\n\
@@ -218,20 +218,7 @@ impl ScanCode {
     /// `head`, the types and the operator struct `lookback_user_scan`, then `tail` (the entry header).
     fn program_with(&self, head: String, tail: &str) -> String {
         let mut p = head + "#include \"core/types.cuh\"\n";
-        let mut declared: Vec<&str> = Vec::new();
-        for t in [&self.input, &self.acc, &self.output] {
-            if !declared.contains(&t.name) {
-                declared.push(t.name);
-                if !t.decl.is_empty() {
-                    p += &format!(
-                        "#line 1 \"{}-types\"\n{}\n#line 1 \"lookback-generated\"\n",
-                        compile::USER_FILE,
-                        t.decl
-                    );
-                }
-                p += &t.layout_checks();
-            }
-        }
+        p += &declarations(&[&self.input, &self.acc, &self.output]);
         let (i, a, o) = (self.input.name, self.acc.name, self.output.name);
         p += &format!("struct lookback_user_scan {{\n    using In = {i};\n    using A = {a};\n    using Out = {o};\n");
         p += &self.combine.function("A", "apply", "const A a, const A b", compile::USER_FILE);
@@ -245,11 +232,33 @@ impl ScanCode {
 
     /// A compile error turned into [`Error::LayoutMismatch`] where a layout assertion failed.
     pub(crate) fn map_error(&self, e: Error) -> Error {
-        let Error::Compile { log, .. } = &e else { return e };
-        let Some((name, cuda_size, cuda_align)) = super::device_type::layout_mismatch(log) else { return e };
-        let Some(t) = [&self.input, &self.acc, &self.output].into_iter().find(|t| t.name == name) else { return e };
-        Error::LayoutMismatch { type_name: name, rust_size: t.size, rust_align: t.align, cuda_size, cuda_align }
+        layout_error(e, &[&self.input, &self.acc, &self.output])
     }
+}
+
+/// Each type's declaration (once per name, under a user file so that NVRTC's messages point at it) and
+/// the assertions that its CUDA layout is Rust's.
+pub(super) fn declarations(types: &[&TypeInfo]) -> String {
+    let mut p = String::new();
+    let mut declared: Vec<&str> = Vec::new();
+    for t in types {
+        if !declared.contains(&t.name) {
+            declared.push(t.name);
+            if !t.decl.is_empty() {
+                p += &format!("#line 1 \"{}-types\"\n{}\n#line 1 \"lookback-generated\"\n", compile::USER_FILE, t.decl);
+            }
+            p += &t.layout_checks();
+        }
+    }
+    p
+}
+
+/// A compile error turned into [`Error::LayoutMismatch`] where a layout assertion of one of `types` failed.
+pub(super) fn layout_error(e: Error, types: &[&TypeInfo]) -> Error {
+    let Error::Compile { log, .. } = &e else { return e };
+    let Some((name, cuda_size, cuda_align)) = super::device_type::layout_mismatch(log) else { return e };
+    let Some(t) = types.iter().find(|t| t.name == name) else { return e };
+    Error::LayoutMismatch { type_name: name, rust_size: t.size, rust_align: t.align, cuda_size, cuda_align }
 }
 
 impl<A: DeviceType> UserScanOp<A, A, A> {
