@@ -188,6 +188,37 @@ pub mod __private {
     pub fn has_scan_kernel(op: crate::ScanOp, dtype: crate::DType) -> bool {
         crate::kernels::scan_kernel(op.kind(), dtype).is_some()
     }
+    /// Compiles the table filter (`cuda/rtc/table.cuh`) decided by a mask, for column codes `columns`
+    /// (`B > 0`: items of `B` bytes; `-4`/`-8`: row indices) and architecture `arch`, without a GPU.
+    pub fn table_mask_for_arch(columns: &[i32], arch: &str) -> crate::Result<crate::rtc::CompileReport> {
+        crate::rtc::check_arch(arch)?;
+        let signature = crate::rtc::TableSignature { decision: crate::rtc::Decision::Flags, columns: columns.to_vec() };
+        crate::rtc::table_for_arch(&signature, arch)
+    }
+    /// The same, decided by a predicate over a column of `T` (a built-in `Pred` or a `UserPred`).
+    pub fn table_pred_for_arch<T: crate::Element, P: crate::Predicate<T>>(
+        pred: &P,
+        columns: &[i32],
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport> {
+        use crate::pred::predicate::DevicePred;
+        crate::rtc::check_arch(arch)?;
+        let decision = match pred.device()? {
+            DevicePred::Program(_) => crate::rtc::Decision::Program(T::DTYPE, size_of::<T>()),
+            DevicePred::Code(code) => crate::rtc::Decision::User(code, size_of::<T>()),
+        };
+        crate::rtc::table_for_arch(&crate::rtc::TableSignature { decision, columns: columns.to_vec() }, arch)
+    }
+    /// The same, decided by a predicate over two columns.
+    pub fn table_pred2_for_arch<A: crate::rtc::DeviceType, B: crate::rtc::DeviceType>(
+        pred: &crate::rtc::UserPred2<A, B>,
+        columns: &[i32],
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport> {
+        crate::rtc::check_arch(arch)?;
+        let decision = crate::rtc::Decision::User2(&pred.code);
+        crate::rtc::table_for_arch(&crate::rtc::TableSignature { decision, columns: columns.to_vec() }, arch)
+    }
     /// Items per tile of the selection kernels for an element type of `bytes` bytes.
     pub fn select_tile_items(bytes: usize) -> usize {
         crate::kernels::tuning(crate::kernels::Algo::Select, bytes).tile_items(bytes)

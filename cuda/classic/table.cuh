@@ -26,11 +26,14 @@ namespace lookback {
 // The columns of a table filter, as codes (see the top of this file).
 template <int... CODES> struct Columns {};
 
-constexpr int column_bytes(int code) { return code < 0 ? -code : code; }
-constexpr int largest_of(int a) { return a; }
-template <class... Rest> constexpr int largest_of(int a, int b, Rest... rest) {
+__host__ __device__ constexpr int column_bytes(int code) { return code < 0 ? -code : code; }
+__host__ __device__ constexpr int largest_of(int a) { return a; }
+template <class... Rest> __host__ __device__ constexpr int largest_of(int a, int b, Rest... rest) {
     return largest_of(a > b ? a : b, rest...);
 }
+// The first code of a pack (0 for none).
+template <int... CODES> struct FirstCode { static constexpr int value = 0; };
+template <int C, int... REST> struct FirstCode<C, REST...> { static constexpr int value = C; };
 
 // This thread's IPT rows [first, first + IPT) of the tile of column `col` (already offset to the tile),
 // through the tile buffer: a coalesced load, then each thread's own chunks. The items move as their bits
@@ -140,14 +143,14 @@ template <class Decide, int... CODES> struct TableAgent<Decide, Columns<CODES...
     static constexpr int MIN_BLOCKS =
         BYTES == 8 ? resident_blocks<Storage>(5 * BLOCK_THREADS, BLOCK_THREADS) : LOOKBACK_SELECT_MIN_BLOCKS;
 
-    static constexpr int CODE_LIST[sizeof...(CODES) + 1] = {CODES..., 0};
-
     static __device__ __forceinline__ void run(const TableParams& p) {
         __shared__ Storage s;
         const LookbackParams& lb = p.lb;
         if (threadIdx.x == 0) {
-            const int b0 = column_bytes(CODE_LIST[0]);
-            const TileArray first_column = CODE_LIST[0] > 0
+            // The guessed tile of the decision's column and of the first moved column (tile_state.cuh).
+            constexpr int FIRST = FirstCode<CODES...>::value;
+            constexpr int b0 = column_bytes(FIRST);
+            const TileArray first_column = FIRST > 0
                                                ? TileArray{p.in[0], p.n * b0, (uint64_t)TILE_ITEMS * b0}
                                                : TileArray{};
             take_tile(s.ticket, lb, p.n,

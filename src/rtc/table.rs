@@ -117,11 +117,11 @@ impl TableSignature<'_> {
 }
 
 /// The table filter's kernel for `signature` on the GPU of `ctx` (compiled now, or found in the caches).
-pub(crate) fn table_kernel(ctx: &Arc<CudaContext>, signature: &TableSignature) -> Result<Kernel> {
+pub(crate) fn table_kernel(ctx: &Arc<CudaContext>, signature: &TableSignature) -> Result<(Kernel, CompileReport)> {
     signature.check_sizes()?;
     let compiled = compile::compile(ctx, &signature.program(), signature.decision.half())
         .map_err(|e| signature.decision.map_error(e))?;
-    Ok(Kernel::runtime("lookback_rtc_table", compiled.image))
+    Ok((Kernel::runtime("lookback_rtc_table", compiled.image), compiled.report))
 }
 
 /// The table filter's kernel for `signature`, compiled for architecture `arch` (`sm_90`) without a GPU.

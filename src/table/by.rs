@@ -4,7 +4,7 @@ use crate::element::{Element, Flag};
 use crate::error::Result;
 use crate::pred::PredProgram;
 use crate::pred::predicate::{DevicePred, Predicate};
-use crate::rtc::{Decision, DeviceType, UserPred2};
+use crate::rtc::{Decision, DeviceType, TableSignature, UserPred2};
 use cudarc::driver::DevicePtr;
 use std::fmt;
 
@@ -118,6 +118,53 @@ impl<'a> FilterBy<'a> {
             By::Mask(_) => Decision::Flags,
             By::Program { decision, .. } | By::User { decision, .. } | By::User2 { decision, .. } => *decision,
         }
+    }
+
+    /// Compiles the table filter's kernel for this decision and the columns `inputs` (their item sizes, in
+    /// order: the signature [`Workspace::filter_columns_into`](crate::Workspace::filter_columns_into) takes
+    /// for them) for the GPU of the decision's columns, or finds it in the caches, and loads it into their
+    /// context. Call it before capturing that call into a CUDA graph ([`crate::graph`]), so that nothing is
+    /// compiled or loaded inside the capture (an eager call of the same signature does the same).
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedSize`](crate::Error::UnsupportedSize), [`Error::TooManyColumns`](crate::Error::TooManyColumns),
+    /// [`Error::NvrtcNotFound`](crate::Error::NvrtcNotFound), [`Error::Compile`](crate::Error::Compile),
+    /// [`Error::Driver`](crate::Error::Driver).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::rtc::nvrtc_available() { return Ok(()) }
+    /// use lookback::rtc::CacheHit;
+    /// use lookback::table::{ColumnRef, FilterBy};
+    /// let mask = stream.clone_htod(&[1u8, 0])?;
+    /// let values = stream.clone_htod(&[1.0f32, 2.0])?;
+    /// let by = FilterBy::mask(&mask);
+    /// by.compile(&[ColumnRef::new(&values)])?;
+    /// assert_eq!(by.compile(&[ColumnRef::new(&values)])?.hit, CacheHit::Memory);
+    /// # Ok(()) }
+    /// ```
+    pub fn compile(&self, inputs: &[ColumnRef<'_>]) -> Result<crate::rtc::CompileReport> {
+        let shapes: Vec<Shape> = inputs.iter().map(ColumnRef::shape).collect();
+        super::checks::check(&super::checks::Call {
+            decide: &self.shapes(),
+            inputs: &shapes,
+            outputs: &shapes,
+            indices: None,
+            count_len: 1,
+        })?;
+        let ctx = self.columns()[0].stream().context().clone();
+        let (kernel, report) = crate::rtc::table_kernel(&ctx, &self.signature(&shapes, None))?;
+        crate::kernels::function(&ctx, kernel)?;
+        Ok(report)
+    }
+
+    /// The kernel signature of a call with input columns `inputs` and, if asked, row indices of `indices`.
+    pub(crate) fn signature(&self, inputs: &[Shape], indices: Option<Shape>) -> TableSignature<'a> {
+        let mut columns: Vec<i32> = inputs.iter().map(|s| s.bytes as i32).collect();
+        columns.extend(indices.map(|s| -(s.bytes as i32)));
+        TableSignature { decision: self.decision(), columns }
     }
 
     /// The built-in predicate's program (the empty program otherwise: the kernel does not read it).

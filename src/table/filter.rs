@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::launch::{Span, TableParams, Workspace, check_disjoint, same_context, zero_counts};
 use crate::plan::{Buffers, Primitive};
-use crate::rtc::{self, DeviceType, TableSignature};
+use crate::rtc::{self, DeviceType};
 use cudarc::driver::{DevicePtrMut, SyncOnDrop};
 
 /// The types of row indices [`Workspace::filter_indices_into`] writes: `u32` (for at most 2^32 rows) and
@@ -233,10 +233,8 @@ impl Workspace {
             // Invariant 6: an empty table writes a count of 0 and launches nothing (nor compiles).
             return zero_counts(&stream, count, 1);
         }
-        let mut columns: Vec<i32> = in_shapes.iter().map(|s| s.bytes as i32).collect();
-        columns.extend(index_shape.map(|s| -(s.bytes as i32)));
-        let signature = TableSignature { decision: by.decision(), columns };
-        let kernel = rtc::table_kernel(stream.context(), &signature)?;
+        let signature = by.signature(&in_shapes, index_shape);
+        let (kernel, _) = rtc::table_kernel(stream.context(), &signature)?;
         let primitive = Primitive::Table { kernel, bytes: signature.bytes() };
         let launch = self.plan_launch(&stream, primitive, n, Buffers::default())?;
         let mut params = TableParams { n: n as u64, num_selected: count, pred: by.program(), ..Default::default() };
