@@ -31,7 +31,9 @@ enum Cols {
 
 impl Cols {
     fn new(stream: &Arc<CudaStream>, layout: &str, n: usize, seed: u64) -> BoxResult<Cols> {
-        let v = |k: u64| -> Vec<u64> { (0..n as u64).map(|i| (i ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15 + k)).collect() };
+        let v = |k: u64| -> Vec<u64> {
+            (0..n as u64).map(|i| (i ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15 + k)).collect()
+        };
         Ok(match layout {
             "i32x4" => Cols::I32x4([0, 1, 2, 3].map(|k| {
                 let host: Vec<u32> = v(k).into_iter().map(|x| x as u32).collect();
@@ -172,7 +174,10 @@ fn main() -> BoxResult<()> {
 fn run(stream: &Arc<CudaStream>, args: &Args) -> BoxResult<()> {
     let mut timer = Timer::new(stream, args.reps)?;
     let mut ws = Workspace::new(stream);
-    println!("{:<22} {:<6} {:>6} {:>4}  {:>10}  {:>8}  {:>10}", "row", "layout", "log2n", "sel", "t (us)", "GB/s", "t_memcpy/t");
+    println!(
+        "{:<22} {:<6} {:>6} {:>4}  {:>10}  {:>8}  {:>10}",
+        "row", "layout", "log2n", "sel", "t (us)", "GB/s", "t_memcpy/t"
+    );
     for &log2n in &args.sizes {
         let n = 1usize << log2n;
         for layout in &args.layouts {
@@ -189,10 +194,17 @@ fn run(stream: &Arc<CudaStream>, args: &Args) -> BoxResult<()> {
                 }
                 Ok(())
             })?;
-            println!("{:<22} {layout:<6} {log2n:>6} {:>4}  {memcpy_us:>10.1}  {:>8.1}  {:>10.3}", "memcpy", "-", gbps(2 * n * (s + 1), memcpy_us), 1.0);
+            println!(
+                "{:<22} {layout:<6} {log2n:>6} {:>4}  {memcpy_us:>10.1}  {:>8.1}  {:>10.3}",
+                "memcpy",
+                "-",
+                gbps(2 * n * (s + 1), memcpy_us),
+                1.0
+            );
             for &percent in &args.selectivity {
-                let mask: Vec<u8> =
-                    (0..n as u64).map(|i| u8::from((i.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % 100 < percent as u64)).collect();
+                let mask: Vec<u8> = (0..n as u64)
+                    .map(|i| u8::from((i.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % 100 < percent as u64))
+                    .collect();
                 let k = mask.iter().filter(|&&m| m != 0).count();
                 let dmask = stream.clone_htod(&mask)?;
                 let bytes = n * (s + 1) + k * s;
@@ -223,7 +235,11 @@ fn run(stream: &Arc<CudaStream>, args: &Args) -> BoxResult<()> {
                         memcpy_us / us
                     );
                 }
-                println!("{:<22} {layout:<6} {log2n:>6} {percent:>3}%  table / flagged_x4 = {:.3}", "", table_us / flagged_us);
+                println!(
+                    "{:<22} {layout:<6} {log2n:>6} {percent:>3}%  table / flagged_x4 = {:.3}",
+                    "",
+                    table_us / flagged_us
+                );
                 // The two must agree: the count and every column's kept rows, bit for bit.
                 let got = stream.clone_dtoh(&count)?[0] as usize;
                 if got != k || counts.iter().any(|c| stream.clone_dtoh(c).map(|v| v[0] as usize) != Ok(k)) {

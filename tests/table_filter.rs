@@ -401,7 +401,7 @@ fn builtin_predicates_decide_once_for_every_column() {
             &stream,
             &mut ws,
             &format!("Pred on a moved column, n {n}"),
-            &[key.clone()],
+            std::slice::from_ref(&key),
             &FilterBy::pred(&dkey, &lt).unwrap(),
             &kept,
         );

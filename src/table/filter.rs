@@ -184,7 +184,7 @@ impl Workspace {
         &mut self,
         inputs: &[ColumnRef<'_>],
         outputs: &mut [ColumnMut<'_>],
-        mut indices: Option<&mut ColumnMut<'_>>,
+        indices: Option<&mut ColumnMut<'_>>,
         by: &FilterBy<'_>,
         num_selected: &mut N,
     ) -> Result<()> {
@@ -214,7 +214,7 @@ impl Workspace {
         let decide_ptrs: Vec<(u64, SyncOnDrop<'_>)> = decide_columns.iter().map(|c| c.ptr(&stream)).collect();
         let in_ptrs: Vec<(u64, SyncOnDrop<'_>)> = inputs.iter().map(|c| c.ptr(&stream)).collect();
         let out_ptrs: Vec<(u64, SyncOnDrop<'_>)> = outputs.iter_mut().map(|c| c.ptr_mut(&stream)).collect();
-        let index_ptr = indices.as_deref_mut().map(|c| c.ptr_mut(&stream));
+        let index_ptr = indices.map(|c| c.ptr_mut(&stream));
         let (count, _count) = num_selected.device_ptr_mut(&stream);
 
         // Outputs may overlap no input (a tile writes while later tiles still read) and no other output.
