@@ -10,7 +10,8 @@
 //! | [`inclusive_scan`], [`exclusive_scan`] (+ `_into`, `_in_place`) | scans with [`ScanOp`] |
 //! | [`reduce`], [`arg_min`], [`arg_max`], [`reduce_user`] (+ `Workspace::*_into`) | one-pass reductions on the same engine: the total, or the index and value of the least or greatest item ([`ArgItem`]) |
 //! | [`select_if`], [`select_flagged`], [`unique`] (+ `_into`, `_in_place`) | order-preserving compaction |
-//! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask (multi-column selection) |
+//! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask |
+//! | [`table`]: `Workspace::filter_columns_into`, `filter_indices_into`, `count_filtered_into` | the rows of up to eight columns of mixed types by one mask or predicate (over one column, or two: [`rtc::UserPred2`]) in one pass |
 //! | [`partition_if`], `Workspace::partition_if_{reversed,stable,split}_into` | partitions in three layouts |
 //! | [`partition_three_way`], `Workspace::partition_three_way_into` | two predicates → three parts, each in order |
 //! | [`reduce_by_key`], [`unique_by_key`], [`inclusive_scan_by_key`], [`exclusive_scan_by_key`] (+ `Workspace::*_into`) | keyed primitives over runs of equal adjacent keys |

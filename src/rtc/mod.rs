@@ -21,6 +21,12 @@
 //! `count_if`, `mask_if`, the partitions and the three-way partition, on the classic and the persistent
 //! engine. [`host`](crate::host) runs the closure.
 //!
+//! [`UserPred2`] takes a CUDA C++ expression (or body) over a row of two columns, `a` and `b`, of any
+//! [`DeviceType`]s of 1, 2, 4 or 8 bytes: what decides a [table filter](crate::table) by two columns
+//! ([`FilterBy::pred2`](crate::table::FilterBy::pred2)), which moves the kept rows of other columns,
+//! writes their indices or only counts them. The table filter's kernel is itself compiled here, for each
+//! column signature, whatever decides it (a mask and a built-in `Pred` too).
+//!
 //! # How it works
 //! NVRTC, the CUDA run-time compiler, compiles a short program: the user's code as a functor, then one of
 //! the crate's entry headers (`cuda/rtc/`), which instantiate the very agents that nvcc builds for
