@@ -1,4 +1,5 @@
 //! [`FilterBy`]: what decides the rows of a table filter.
+use super::checks::{Call, check};
 use super::column::{ColumnRef, Shape};
 use crate::element::{Element, Flag};
 use crate::error::Result;
@@ -149,17 +150,18 @@ impl<'a> FilterBy<'a> {
     /// ```
     pub fn compile(&self, inputs: &[ColumnRef<'_>]) -> Result<crate::rtc::CompileReport> {
         let shapes: Vec<Shape> = inputs.iter().map(ColumnRef::shape).collect();
-        super::checks::check(&super::checks::Call {
-            decide: &self.shapes(),
-            inputs: &shapes,
-            outputs: &shapes,
-            indices: None,
-            count_len: 1,
-        })?;
+        self.check_inputs(&shapes)?;
         let ctx = self.columns()[0].stream().context().clone();
         let (kernel, report) = crate::rtc::table_kernel(&ctx, &self.signature(&shapes, None))?;
         crate::kernels::function(&ctx, kernel)?;
         Ok(report)
+    }
+
+    /// The checks of a call with input columns `inputs` and outputs of their shapes (`checks::check`);
+    /// returns its rows.
+    pub(crate) fn check_inputs(&self, inputs: &[Shape]) -> Result<usize> {
+        let call = Call { decide: &self.shapes(), inputs, outputs: inputs, indices: None, count_len: 1 };
+        check(&call)
     }
 
     /// The kernel signature of a call with input columns `inputs` and, if asked, row indices of `indices`.

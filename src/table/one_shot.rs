@@ -94,16 +94,9 @@ impl Filtered {
 /// As [`Workspace::filter_columns_into`].
 pub fn filter_columns(inputs: &[ColumnRef<'_>], by: &FilterBy<'_>) -> Result<Filtered> {
     let stream = by.columns()[0].stream().clone();
-    let n = by.rows();
     let shapes: Vec<Shape> = inputs.iter().map(ColumnRef::shape).collect();
     // The checks come first, so that no buffer is allocated for a call that fails them.
-    super::checks::check(&super::checks::Call {
-        decide: &by.shapes(),
-        inputs: &shapes,
-        outputs: &shapes,
-        indices: None,
-        count_len: 1,
-    })?;
+    let n = by.check_inputs(&shapes)?;
     // SAFETY: only the first `len` rows are ever exposed (Filtered::view), and the kernel writes them.
     let mut buffers =
         shapes.iter().map(|s| unsafe { stream.alloc::<u8>(n * s.bytes) }).collect::<Result<Vec<_>, _>>()?;
