@@ -738,3 +738,86 @@ fn sanitizer_cases() {
     }
     stream.synchronize().unwrap();
 }
+
+/// `lookback::arrow::filter_record_batch` against the host: ten columns of mixed Arrow types (two table
+/// filters of at most eight columns), a mask with nulls, and the typed errors.
+#[cfg(feature = "arrow")]
+#[test]
+fn arrow_record_batches_filter_on_the_gpu() {
+    use lookback::arrow::arrow_array::{
+        Array, ArrayRef, BooleanArray, Float16Array, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array,
+        Int64Array, RecordBatch, StringArray, UInt8Array, UInt16Array, UInt32Array, UInt64Array,
+    };
+    let _serial = serial();
+    let Some(stream) = device() else { return };
+    for n in [0, 1, tile(8) + 1, 3 * tile(8) + 5] {
+        let ints = |k: i64| (0..n as i64).map(move |i| i.wrapping_mul(2654435761 + k));
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("i8", Arc::new(Int8Array::from_iter_values(ints(1).map(|x| x as i8)))),
+            ("i16", Arc::new(Int16Array::from_iter_values(ints(2).map(|x| x as i16)))),
+            ("i32", Arc::new(Int32Array::from_iter_values(ints(3).map(|x| x as i32)))),
+            ("i64", Arc::new(Int64Array::from_iter_values(ints(4)))),
+            ("u8", Arc::new(UInt8Array::from_iter_values(ints(5).map(|x| x as u8)))),
+            ("u16", Arc::new(UInt16Array::from_iter_values(ints(6).map(|x| x as u16)))),
+            ("u32", Arc::new(UInt32Array::from_iter_values(ints(7).map(|x| x as u32)))),
+            ("u64", Arc::new(UInt64Array::from_iter_values(ints(8).map(|x| x as u64)))),
+            ("f32", Arc::new(Float32Array::from_iter_values(ints(9).map(|x| (x % 1000) as f32 * 0.5)))),
+            ("f64", Arc::new(Float64Array::from_iter_values(ints(10).map(|x| (x % 1000) as f64 * 0.25)))),
+            ("f16", Arc::new(Float16Array::from_iter_values(ints(11).map(|x| f16::from_f32((x % 100) as f32))))),
+        ];
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut rng = Rng::new(n as u64);
+        let mask: BooleanArray = (0..n)
+            .map(|_| match rng.next_u64() % 4 {
+                0 => None,
+                1 => Some(false),
+                _ => Some(true),
+            })
+            .collect();
+        let kept = host::filter_rows(n, |i| mask.is_valid(i) && mask.value(i));
+        let got = lookback::arrow::filter_record_batch(&stream, &batch, &mask).unwrap();
+        assert_eq!(got.num_rows(), kept.len(), "n {n}");
+        assert_eq!(got.schema(), batch.schema());
+        for (c, column) in batch.columns().iter().enumerate() {
+            let indices = UInt64Array::from_iter_values(kept.iter().map(|&i| i as u64));
+            let want = take(column.as_ref(), &indices);
+            assert_eq!(got.column(c).as_ref(), want.as_ref(), "n {n}: column {c}");
+        }
+    }
+    // Typed errors: a mask of another length, a column with nulls, a column of strings.
+    let ok = RecordBatch::try_from_iter([("a", Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef)]).unwrap();
+    let e = lookback::arrow::filter_record_batch(&stream, &ok, &BooleanArray::from(vec![true]));
+    assert!(matches!(e, Err(Error::LengthMismatch { what: "mask", .. })), "{e:?}");
+    let nulls =
+        RecordBatch::try_from_iter([("a", Arc::new(Int32Array::from(vec![Some(1), None])) as ArrayRef)]).unwrap();
+    let e = lookback::arrow::filter_record_batch(&stream, &nulls, &BooleanArray::from(vec![true, true]));
+    assert!(matches!(e, Err(Error::ArrowNulls { null_count: 1 })), "{e:?}");
+    let strings = RecordBatch::try_from_iter([("s", Arc::new(StringArray::from(vec!["x", "y"])) as ArrayRef)]).unwrap();
+    let e = lookback::arrow::filter_record_batch(&stream, &strings, &BooleanArray::from(vec![true, true]));
+    assert!(matches!(e, Err(Error::ArrowType { .. })), "{e:?}");
+
+    /// The rows `indices` of a primitive array (a host `take`, without arrow's compute crates).
+    fn take(array: &dyn Array, indices: &UInt64Array) -> ArrayRef {
+        macro_rules! take_as {
+            ($($t:ty),*) => {$(
+                if let Some(a) = array.as_any().downcast_ref::<$t>() {
+                    return Arc::new(<$t>::from_iter_values(indices.values().iter().map(|&i| a.value(i as usize))));
+                }
+            )*};
+        }
+        take_as!(
+            Int8Array,
+            Int16Array,
+            Int32Array,
+            Int64Array,
+            UInt8Array,
+            UInt16Array,
+            UInt32Array,
+            UInt64Array,
+            Float32Array,
+            Float64Array,
+            Float16Array
+        );
+        unreachable!("a primitive column")
+    }
+}
