@@ -16,6 +16,15 @@
 // 1- and 2-byte ones (cuda/core/tuning.cuh). The kernel is compiled at run time (NVRTC, cuda/rtc/table.cuh)
 // for each column signature and decision: one launch, one kernel, no per-column dispatch.
 //
+// The mask-only case, against one select_flagged per column: the mask is read once, not once per column,
+// and the look-back runs once per tile. A block holds one tile (as the selection agent: tile ids from the
+// device counter, 8 resident blocks per SM, 5 for 8-byte tiles) and stages each column through the same
+// 16 KB (32 KB) buffer, so the shared memory and residency are select_flagged's of the widest column. The
+// columns of a tile are loaded after its look-back, one after the other; to keep DRAM busy meanwhile,
+// the next column's rows are asked of L2 while the current one is staged (the first column's while the
+// look-back waits). Not measured yet: benches/table.rs times it against four select_flagged calls and
+// memcpy (benches/README.md, Table filter benchmark).
+//
 // Not in place: the host rejects outputs that overlap any input (src/table/), so the status words stay
 // relaxed (CountState::ordered false) and no fence follows the loads.
 #pragma once
