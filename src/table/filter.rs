@@ -37,9 +37,10 @@ impl Workspace {
     /// and decision at the first call of each (then cached: [`crate::rtc`]).
     ///
     /// # Errors
-    /// [`Error::TooManyColumns`]; [`Error::LengthMismatch`] when `outputs` is not one per input, or a
-    /// column, the mask or the second predicate column has another length than the decision's first
-    /// column; [`Error::UnsupportedSize`] for items of another size than 1, 2, 4 or 8 bytes, or an output
+    /// [`Error::TooManyColumns`]; [`Error::LengthMismatch`] when `outputs` is not one per input, or an
+    /// input column (`what: "column"`) or the second predicate column has another length than the
+    /// decision's column (the mask, or the predicate's first column), which gives the rows;
+    /// [`Error::UnsupportedSize`] for items of another size than 1, 2, 4 or 8 bytes, or an output
     /// whose items differ in size from its input's; [`Error::OutputTooSmall`] for an output column or an
     /// empty `num_selected`; [`Error::Overlap`] when an output overlaps an input, the decision's columns
     /// or another output (the filter does not work in place); [`Error::ContextMismatch`];
