@@ -256,6 +256,10 @@ fn every_decision_compiles_for_sm_90() {
     above.compile_for_arch("sm_90").unwrap();
     let bytes = unsafe { UserPred2::new("a < b", |a: u8, b: i16| (a as i16) < b) }.unwrap();
     table_pred2_for_arch(&bytes, &[1, 2], "sm_90").unwrap();
+    // A struct column in the decision (its declaration and layout checks go into the program).
+    let sum_above =
+        unsafe { UserPred2::new("(uint32_t)a.x + a.y > b", |a: Pair, b: u32| a.x as u32 + a.y as u32 > b) }.unwrap();
+    table_pred2_for_arch(&sum_above, &[4, -8], "sm_90").unwrap();
 }
 
 #[test]
@@ -470,6 +474,49 @@ fn user_predicates_over_one_and_two_columns() {
             assert_eq!(&got[..kept.len()], &want[..], "{what}: u32 indices");
             assert!(got[kept.len()..].iter().all(|&x| x == u32::MAX), "{what}: indices past the count");
         }
+    }
+}
+
+/// A 4-byte struct column, declared right.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pair {
+    x: u16,
+    y: u16,
+}
+// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
+unsafe impl lookback::cudarc::driver::DeviceRepr for Pair {}
+unsafe impl DeviceType for Pair {
+    const CUDA_NAME: &'static str = "Pair";
+    const CUDA_DECL: &'static str = "struct Pair { uint16_t x; uint16_t y; };";
+}
+
+#[test]
+fn struct_columns_decide_and_move() {
+    let _serial = serial();
+    let Some(stream) = device() else { return };
+    let mut ws = Workspace::new(&stream);
+    // SAFETY: a pure expression of a and b.
+    let sum_above =
+        unsafe { UserPred2::new("(uint32_t)a.x + a.y > b", |a: Pair, b: u32| a.x as u32 + a.y as u32 > b) }.unwrap();
+    for n in sizes(4) {
+        let pairs: Vec<Pair> = (0..n).map(|i| Pair { x: (i * 31 % 1000) as u16, y: (i * 17 % 700) as u16 }).collect();
+        let limits: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) % 1700).collect();
+        let (dp, dl) = (stream.clone_htod(&pairs).unwrap(), stream.clone_htod(&limits).unwrap());
+        let kept = host::filter_rows(n, |i| sum_above.holds(pairs[i], limits[i]));
+        let mut out = stream.clone_htod(&vec![Pair { x: 7, y: 7 }; n + 1]).unwrap();
+        let mut count = stream.alloc_zeros::<u64>(1).unwrap();
+        ws.filter_columns_into(
+            &[ColumnRef::new(&dp)],
+            &mut [ColumnMut::new(&mut out)],
+            &FilterBy::pred2(&dp, &dl, &sum_above),
+            &mut count,
+        )
+        .unwrap();
+        let got = stream.clone_dtoh(&out).unwrap();
+        assert_eq!(stream.clone_dtoh(&count).unwrap()[0] as usize, kept.len(), "struct count, n {n}");
+        assert_eq!(&got[..kept.len()], kept.iter().map(|&i| pairs[i]).collect::<Vec<_>>(), "struct rows, n {n}");
+        assert!(got[kept.len()..].iter().all(|&p| p == Pair { x: 7, y: 7 }), "written past the count, n {n}");
     }
 }
 
