@@ -21,7 +21,8 @@ usage: cargo bench --bench table -- [OPTIONS]
   --layouts L,...     the four columns: i32x4 (i32, f32, u32, i32: 4-byte rows of 16 bytes) or mixed
                       (u8, i16, f32, f64: 15 bytes); default both
   --selectivity P,... percent of rows the mask keeps (default 1,50,100)
-  --help              this text";
+  --help              this text
+The other benches' --types, --algos, --engine, --backoff and --csv are accepted and ignored.";
 
 /// The four columns of a layout, as device buffers.
 enum Cols {
@@ -142,6 +143,11 @@ fn parse() -> Result<Option<Args>, String> {
                 a.selectivity = common::parse_list(&value, |s| {
                     s.parse().ok().filter(|&p: &u32| p <= 100).ok_or(format!("bad percentage {s}"))
                 })?
+            }
+            // The other benches' flags, which `run.sh bench ARGS` passes to every bench binary: not
+            // this bench's rows, so they are noted and ignored rather than failing the whole run.
+            "--types" | "--algos" | "--engine" | "--backoff" | "--csv" => {
+                println!("bench table: {flag} {value} ignored (see --help)")
             }
             _ => return Err(common::unknown_flag(flag)),
         }
