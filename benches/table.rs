@@ -187,10 +187,22 @@ fn run(stream: &Arc<CudaStream>, args: &Args) -> BoxResult<()> {
     for &log2n in &args.sizes {
         let n = 1usize << log2n;
         for layout in &args.layouts {
+            // Inputs, two sets of outputs, the memcpy's source and destination and the mask.
+            let s = if layout == "i32x4" { 16 } else { 15 };
+            let needed = n * (3 * s + 2 * (s + 1) + 1);
+            let (free, _) = stream.context().mem_get_info()?;
+            if needed > free / 10 * 9 {
+                println!(
+                    "{layout} 2^{log2n}: skipped, needs {} MiB of device memory, {} MiB free",
+                    needed >> 20,
+                    free >> 20
+                );
+                continue;
+            }
             let cols = Cols::new(stream, layout, n, 7)?;
             let mut out_table = Cols::new(stream, layout, n, 8)?;
             let mut out_flagged = Cols::new(stream, layout, n, 9)?;
-            let s = cols.row_bytes();
+            debug_assert_eq!(s, cols.row_bytes());
             // memcpy of the bytes the filter must read: the four columns and the mask.
             let src = stream.alloc_zeros::<u8>(n * (s + 1))?;
             let mut dst = stream.alloc_zeros::<u8>(n * (s + 1))?;
