@@ -92,6 +92,15 @@ pub enum Error {
     /// [`crate::Workspace::with_count`] was given an empty buffer: the count is its first `u64`.
     #[error("the device count buffer is empty: it must hold at least one u64")]
     EmptyCount,
+    /// A table filter ([`crate::table`]) was given more columns than one launch moves (the row indices
+    /// count as a column).
+    #[error("too many columns: {columns} in one table filter, at most {max}")]
+    TooManyColumns {
+        /// Columns asked for.
+        columns: usize,
+        /// The most one call takes.
+        max: usize,
+    },
     /// The buffers live on different GPUs (contexts).
     #[error("buffers belong to different CUDA contexts")]
     ContextMismatch,

@@ -171,6 +171,7 @@ pub fn partition_if_reversed<T: Element>(input: &[T], pred: &impl Predicate<T>) 
 mod reduce;
 mod runs;
 mod runs_by;
+mod table;
 mod user_by_key;
 mod user_scan;
 pub use reduce::{arg_max, arg_min, reduce, reduce_user};
@@ -184,6 +185,7 @@ pub use user_by_key::{
     exclusive_scan_by_key_user, exclusive_scan_by_key_user_by, inclusive_scan_by_key_user,
     inclusive_scan_by_key_user_by, reduce_by_key_user, reduce_by_key_user_by,
 };
+pub use table::{count_if2, filter_columns, filter_rows, select_if2};
 pub use user_scan::{exclusive_scan_user, inclusive_scan_user};
 
 /// Three-way partition: the items for which `first` holds, the others for which `second` holds, and the

@@ -10,7 +10,8 @@
 //! | [`inclusive_scan`], [`exclusive_scan`] (+ `_into`, `_in_place`) | scans with [`ScanOp`] |
 //! | [`reduce`], [`arg_min`], [`arg_max`], [`reduce_user`] (+ `Workspace::*_into`) | one-pass reductions on the same engine: the total, or the index and value of the least or greatest item ([`ArgItem`]) |
 //! | [`select_if`], [`select_flagged`], [`unique`] (+ `_into`, `_in_place`) | order-preserving compaction |
-//! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask (multi-column selection) |
+//! | [`count_if`], [`mask_if`] | count, or evaluate a predicate once into a byte mask |
+//! | [`table`]: `Workspace::filter_columns_into`, `filter_indices_into`, `count_filtered_into` | the rows of up to eight columns of mixed types by one mask or predicate (over one column, or two: [`rtc::UserPred2`]) in one pass |
 //! | [`partition_if`], `Workspace::partition_if_{reversed,stable,split}_into` | partitions in three layouts |
 //! | [`partition_three_way`], `Workspace::partition_three_way_into` | two predicates → three parts, each in order |
 //! | [`reduce_by_key`], [`unique_by_key`], [`inclusive_scan_by_key`], [`exclusive_scan_by_key`] (+ `Workspace::*_into`) | keyed primitives over runs of equal adjacent keys |
@@ -106,6 +107,7 @@ mod runs;
 mod runs_by;
 mod scan;
 mod select;
+pub mod table;
 mod user_by_key;
 mod user_by_key_by;
 mod user_scan;
@@ -200,6 +202,37 @@ pub mod __private {
     /// Whether a scan kernel exists for (operator, type).
     pub fn has_scan_kernel(op: crate::ScanOp, dtype: crate::DType) -> bool {
         crate::kernels::scan_kernel(op.kind(), dtype).is_some()
+    }
+    /// Compiles the table filter (`cuda/rtc/table.cuh`) decided by a mask, for column codes `columns`
+    /// (`B > 0`: items of `B` bytes; `-4`/`-8`: row indices) and architecture `arch`, without a GPU.
+    pub fn table_mask_for_arch(columns: &[i32], arch: &str) -> crate::Result<crate::rtc::CompileReport> {
+        crate::rtc::check_arch(arch)?;
+        let signature = crate::rtc::TableSignature { decision: crate::rtc::Decision::Flags, columns: columns.to_vec() };
+        crate::rtc::table_for_arch(&signature, arch)
+    }
+    /// The same, decided by a predicate over a column of `T` (a built-in `Pred` or a `UserPred`).
+    pub fn table_pred_for_arch<T: crate::Element, P: crate::Predicate<T>>(
+        pred: &P,
+        columns: &[i32],
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport> {
+        use crate::pred::predicate::DevicePred;
+        crate::rtc::check_arch(arch)?;
+        let decision = match pred.device()? {
+            DevicePred::Program(_) => crate::rtc::Decision::Program(T::DTYPE, size_of::<T>()),
+            DevicePred::Code(code) => crate::rtc::Decision::User(code, size_of::<T>()),
+        };
+        crate::rtc::table_for_arch(&crate::rtc::TableSignature { decision, columns: columns.to_vec() }, arch)
+    }
+    /// The same, decided by a predicate over two columns.
+    pub fn table_pred2_for_arch<A: crate::rtc::DeviceType, B: crate::rtc::DeviceType>(
+        pred: &crate::rtc::UserPred2<A, B>,
+        columns: &[i32],
+        arch: &str,
+    ) -> crate::Result<crate::rtc::CompileReport> {
+        crate::rtc::check_arch(arch)?;
+        let decision = crate::rtc::Decision::User2(&pred.code);
+        crate::rtc::table_for_arch(&crate::rtc::TableSignature { decision, columns: columns.to_vec() }, arch)
     }
     /// Items per tile of the selection kernels for an element type of `bytes` bytes.
     pub fn select_tile_items(bytes: usize) -> usize {

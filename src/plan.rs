@@ -21,6 +21,7 @@
 //! | the partitions' three layouts | `select` | `partition` | from `min_tiles` |
 //! | `select_flagged` | `select` | `flagged` (4- and 8-byte items) | from `min_tiles` |
 //! | `mask_if`, the three-way partition | `select` | none | — |
+//! | the table filter (`crate::table`) | `select` of its widest column (the agent compiled at run time) | none | — |
 //! | the encodings | `heads_encode` (4-, 8-byte keys), else `encode`; `encode_small` up to 256 / 1024 of those tiles | `runs` | never |
 //! | `reduce_by_key`, `unique_by_key` | `heads` (4-byte keys and values), else `runs` | `runs` | never |
 //! | the scans by key | `scan_by_key` (8-byte values), else `runs` | `runs` | 1-byte keys and values, from `min_tiles` of keys |
@@ -119,6 +120,14 @@ pub enum Primitive {
         mode: Mode,
         /// Whether a flag column selects.
         flagged: bool,
+    },
+    /// A table filter (`cuda/classic/table.cuh`): its kernel, compiled at run time for the call's columns
+    /// and decision, and the bytes of its widest column, whose selection row gives the tile.
+    Table {
+        /// The kernel compiled for the call's column signature.
+        kernel: Kernel,
+        /// Bytes of the widest column (decision columns included).
+        bytes: usize,
     },
     /// The three-way partition.
     Partition3 {
@@ -305,6 +314,7 @@ fn classic(call: &Call) -> Result<Launch> {
         }
         Primitive::Select { ty, .. } => tiled(kernels::select_kernel(ty.dtype), Algo::Select, ty.bytes),
         Primitive::Partition3 { ty } => tiled(kernels::partition3_kernel(ty.dtype), Algo::Select, ty.bytes),
+        Primitive::Table { kernel, bytes } => tiled(kernel, Algo::Select, bytes),
         Primitive::Encode { mode, key_bytes } => {
             let (kernel, row) = encode_kernel(key_bytes, mode)?;
             let launch = tiled(kernel, row, key_bytes);
@@ -406,7 +416,7 @@ fn persistent(call: &Call) -> Option<Launch> {
             };
             (row, pipe, kernel, bytes, Some(bytes), [b.input, flags, 0])
         }
-        Primitive::Partition3 { .. } => return None,
+        Primitive::Partition3 { .. } | Primitive::Table { .. } => return None,
         Primitive::Encode { key_bytes, .. } => {
             let kernel = kernels::pipe_runs_kernel(key_bytes, 0);
             (Algo::Runs, runs, kernel, runs_bytes(n, key_bytes, 0), None, [b.input, 0, 0])

@@ -473,6 +473,7 @@ fn unaligned_buffers_take_the_classic_kernels() {
             Primitive::Reduce { .. }
             | Primitive::ArgReduce { .. }
             | Primitive::Partition3 { .. }
+            | Primitive::Table { .. }
             | Primitive::UserByKey { .. } => unreachable!(),
             Primitive::Select { flagged, .. } => [true, false, false, flagged],
             Primitive::Encode { .. } => [true, false, false, false],
@@ -574,6 +575,22 @@ fn encodings_by_a_user_equality_take_the_encode_row_on_the_classic_engine_only()
                 assert_eq!((p.classic.kernel, p.classic.row), (kernel, Algo::Encode), "{primitive:?}");
                 assert_eq!(p.classic.tiles, n.div_ceil(tile), "{primitive:?} {n}");
             }
+        }
+    }
+}
+
+#[test]
+fn the_table_filter_takes_the_selection_tile_of_its_widest_column_on_the_classic_agent() {
+    let kernel = lookback::__private::plan::Kernel { name: "lookback_rtc_table", image: 1 << 30 };
+    for bytes in [1, 2, 4, 8] {
+        for engine in [Engine::Auto, Engine::Classic, Engine::Persistent] {
+            let n = (1 << 26) + 3;
+            let p = planned(&call(Primitive::Table { kernel, bytes }, n, engine));
+            assert_eq!((p.classic.kernel, p.classic.row, p.persistent), (kernel, Algo::Select, None));
+            let select = planned(&call(select(Elem { dtype: DType::U8, bytes }, Mode::Compact), n, Engine::Classic));
+            assert_eq!(p.classic.shape, select.classic.shape, "{bytes}-byte columns");
+            assert_eq!(p.classic.tiles, tiles(&p.classic, n, bytes));
+            assert_eq!(p.classic.tiles, n.div_ceil(lookback::__private::select_tile_items(bytes)));
         }
     }
 }

@@ -23,6 +23,37 @@ fn readme_selection_example() {
     clean(&stream).unwrap();
 }
 
+fn table(stream: &std::sync::Arc<lookback::cudarc::driver::CudaStream>) -> lookback::Result<()> {
+    use lookback::rtc::UserPred2;
+    use lookback::table::{ColumnMut, ColumnRef, FilterBy};
+    let mut ws = lookback::Workspace::new(stream);
+    let (bid, ask) = (stream.clone_htod(&[10.0f32, 12.0, 9.0])?, stream.clone_htod(&[11.0f32, 11.5, 8.0])?);
+    let (id, size) = (stream.clone_htod(&[7u64, 8, 9])?, stream.clone_htod(&[100i16, 5, 30])?);
+    // SAFETY: a pure expression of a and b.
+    let crossed = unsafe { UserPred2::new("a > b", |a: f32, b: f32| a > b)? };
+    let (mut id_out, mut size_out) = (stream.alloc_zeros::<u64>(3)?, stream.alloc_zeros::<i16>(3)?);
+    let mut n = stream.alloc_zeros::<u64>(1)?;
+    ws.filter_columns_into(
+        &[ColumnRef::new(&id), ColumnRef::new(&size)],
+        &mut [ColumnMut::new(&mut id_out), ColumnMut::new(&mut size_out)],
+        &FilterBy::pred2(&bid, &ask, &crossed), // or FilterBy::mask(&flags), FilterBy::pred(&col, &Pred::gt(0))?
+        &mut n,
+    )?;
+    assert_eq!(stream.clone_dtoh(&n)?, [2]);
+    assert_eq!(stream.clone_dtoh(&id_out.slice(..2))?, [8, 9]);
+    assert_eq!(stream.clone_dtoh(&size_out.slice(..2))?, [5, 30]);
+    Ok(())
+}
+
+#[test]
+fn readme_table_example() {
+    let Some(stream) = common::gpu() else { return };
+    if !common::nvrtc() {
+        return;
+    }
+    table(&stream).unwrap();
+}
+
 fn split(stream: &std::sync::Arc<lookback::cudarc::driver::CudaStream>) -> lookback::Result<()> {
     let input = stream.clone_htod(&[5i32, -3, 8, -1, 0, 7])?;
     let parts = lookback::partition_if(&input, &Pred::gt(0))?;

@@ -52,6 +52,96 @@ struct IeeeDiffer {
     template <class T> static __device__ __forceinline__ bool differ(T before, T item) { return items_differ(item, before); }
 };
 
+// The steps a selection tile shares with the table filter (classic/table.cuh), which selects the same
+// way and moves several columns per tile.
+
+// Flags of this thread's items [first, first + IPT) of the tile at `flags`: bit k is flag first + k set;
+// 16-byte loads when aligned.
+template <int IPT> __device__ __forceinline__ uint32_t load_flag_mask(const uint8_t* flags, int first, int valid) {
+    uint32_t mask = 0;
+    const uint8_t* f = flags + first;
+    if (IPT % 16 == 0 && first + IPT <= valid && ((uintptr_t)f & 15) == 0) {
+#pragma unroll
+        for (int v = 0; v < IPT / 16; ++v) {
+            union { uint4 vec; uint8_t b[16]; } u;
+            u.vec = reinterpret_cast<const uint4*>(f)[v];
+#pragma unroll
+            for (int e = 0; e < 16; ++e) mask |= (uint32_t)(u.b[e] != 0) << (v * 16 + e);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < IPT; ++k) if (first + k < valid) mask |= (uint32_t)(f[k] != 0) << k;
+    }
+    return mask;
+}
+
+// Step 3 of a selection tile, after the block has counted its selected items (`tile_count`): publish the
+// count, look back, and return the number selected before the tile (every thread; `exclusive` is the
+// block's shared word for it). In place the look-back reads with acquire (the in-place argument above);
+// the publishes are relaxed, thread 0 having fenced after the loads.
+__device__ __forceinline__ uint64_t selected_before_tile(const BlockTile& bt, const LookbackParams& lb,
+                                                         uint32_t tile_count, bool in_place, uint64_t& exclusive) {
+    const uint64_t tile = bt.tile;
+    const CountState state{bt.status, bt.epoch, in_place};
+    const CountState publisher{bt.status, bt.epoch, false};
+    LB_TRACE(tile, 2);
+    if (threadIdx.x == 0) publisher.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile_count);
+    if (warp_id() == 0) {
+        uint64_t before = 0;
+        if (tile > 0) {
+            before = warp_lookback<OpSum, uint64_t>(state, tile, lb);
+            if (lane_id() == 0) publisher.publish(tile, STATUS_P, before + tile_count);
+        }
+        if (lane_id() == 0) exclusive = before;
+    }
+    LB_TRACE(tile, 3);
+    __syncthreads();
+    LB_TRACE(tile, 4);
+    return exclusive;
+}
+
+// Compaction's output of one tile: each thread's items (`items`, its own chunks, taken out of `tile`
+// before a barrier) whose bit of `mask` is set, staged in order at `shift + rank` in `tile`, where `shift`
+// is the output's position within its 16-byte chunk (`base`, the tile's first output item, is only
+// item-aligned). The staged buffer and the output then share their chunk boundaries, so every whole
+// chunk moves as one 16-byte load and store; only the first and last chunks go item by item. `tile`
+// holds IO::TILE_CHUNKS + 1 chunks. Stores land in [base, base + tile_count) only.
+template <class IO>
+__device__ __forceinline__ void write_staged(uint4* tile, const typename IO::Chunk* items, uint32_t mask,
+                                             uint32_t before_me, uint32_t tile_count,
+                                             typename IO::Item* base) {
+    using T = typename IO::Item;
+    constexpr int E = IO::ITEMS_PER_CHUNK;
+    constexpr int CPT = IO::CHUNKS;
+    constexpr int BLOCK_THREADS = IO::THREADS;
+    const int shift = (int)(((uintptr_t)base / sizeof(T)) % E);
+    T* staged = reinterpret_cast<T*>(tile) + shift;
+    // A branch on a thread's own bit would diverge on every item: the store and the step are
+    // predicated instead (SharedCursor).
+    SharedCursor dst(staged + before_me);
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) dst.put_if(items[c].items[e], mask, 1u << (c * E + e));
+    }
+    __syncthreads();
+    const int end = shift + (int)tile_count;  // staged chunk positions [shift, end) hold the output
+    uint4* out_chunks = reinterpret_cast<uint4*>(reinterpret_cast<uintptr_t>(base) - shift * sizeof(T));
+#pragma unroll
+    for (int j = 0; j <= CPT; ++j) {  // at most TILE_CHUNKS + 1 chunks
+        const int c = j * BLOCK_THREADS + (int)threadIdx.x;
+        const int lo = c * E;
+        if (lo >= end) break;
+        if (lo >= shift && lo + E <= end) {
+            out_chunks[c] = tile[c];
+        } else {
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+                if (lo + e >= shift && lo + e < end) base[lo + e - shift] = staged[lo + e - shift];
+        }
+    }
+}
+
 // `Pred` decides selection by predicate (core/predicate.cuh): the launch's program, or user code. `Eq`
 // decides unique's runs (IeeeDiffer above).
 template <class T, class Pred = ProgramPredicate, class Eq = IeeeDiffer> struct SelectAgent {
@@ -134,22 +224,7 @@ template <class T, class Pred = ProgramPredicate, class Eq = IeeeDiffer> struct 
         // 3. Count, publish, look back.
         uint32_t tile_count;
         const uint32_t before_me = block_exclusive_count((uint32_t)__popc(mask), tile_count, s.scan);
-        const CountState state{bt.status, bt.epoch, in_place};  // in place: the look-back reads with acquire
-        const CountState publisher{bt.status, bt.epoch, false};  // relaxed: thread 0 fenced after the loads
-        LB_TRACE(tile, 2);
-        if (threadIdx.x == 0) publisher.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile_count);
-        if (warp_id() == 0) {
-            uint64_t exclusive = 0;
-            if (tile > 0) {
-                exclusive = warp_lookback<OpSum, uint64_t>(state, tile, lb);
-                if (lane_id() == 0) publisher.publish(tile, STATUS_P, exclusive + tile_count);
-            }
-            if (lane_id() == 0) s.exclusive = exclusive;
-        }
-        LB_TRACE(tile, 3);
-        __syncthreads();
-        LB_TRACE(tile, 4);
-        const uint64_t exclusive = s.exclusive;
+        const uint64_t exclusive = selected_before_tile(bt, lb, tile_count, in_place, s.exclusive);
         if (threadIdx.x == 0 && start + valid == n) *p.num_selected = exclusive + tile_count;
         if (p.mode == MODE_COUNT) return;
 
@@ -171,43 +246,14 @@ template <class T, class Pred = ProgramPredicate, class Eq = IeeeDiffer> struct 
         __syncthreads();
     }
 
-    // Compaction: the selected items, staged in order at `shift + rank`, where `shift` is the output's
-    // position within its 16-byte chunk (`out + exclusive` is only item-aligned). The staged buffer and
-    // the output then share their chunk boundaries, so every whole chunk moves as one 16-byte load and
-    // store; only the first and last chunks go item by item. Every store lands in
+    // Compaction: the selected items staged and written out by write_staged. Every store lands in
     // [exclusive, exclusive + tile_count): the tile's own output, as in place requires.
     static __device__ __forceinline__ void write_compacted(const SelectParams& p, Storage& s, uint32_t mask,
                                                            uint32_t before_me, uint32_t tile_count,
                                                            uint64_t exclusive) {
         typename IO::Chunk items[Shape::CHUNKS_PER_THREAD];
         take_own_items(s, items);
-        T* const base = static_cast<T*>(p.out) + exclusive;  // this tile's first output item
-        const int shift = (int)(((uintptr_t)base / sizeof(T)) % E);
-        T* staged = reinterpret_cast<T*>(s.tile) + shift;
-        // A branch on a thread's own bit would diverge on every item: the store and the step are
-        // predicated instead (SharedCursor).
-        SharedCursor dst(staged + before_me);
-#pragma unroll
-        for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
-#pragma unroll
-            for (int e = 0; e < E; ++e) dst.put_if(items[c].items[e], mask, 1u << (c * E + e));
-        }
-        __syncthreads();
-        const int end = shift + (int)tile_count;  // staged chunk positions [shift, end) hold the output
-        uint4* out_chunks = reinterpret_cast<uint4*>(reinterpret_cast<uintptr_t>(base) - shift * sizeof(T));
-#pragma unroll
-        for (int j = 0; j <= Shape::CHUNKS_PER_THREAD; ++j) {  // at most TILE_CHUNKS + 1 chunks
-            const int c = j * BLOCK_THREADS + (int)threadIdx.x;
-            const int lo = c * E;
-            if (lo >= end) break;
-            if (lo >= shift && lo + E <= end) {
-                out_chunks[c] = s.tile[c];
-            } else {
-#pragma unroll
-                for (int e = 0; e < E; ++e)
-                    if (lo + e >= shift && lo + e < end) base[lo + e - shift] = staged[lo + e - shift];
-            }
-        }
+        write_staged<IO>(s.tile, items, mask, before_me, tile_count, static_cast<T*>(p.out) + exclusive);
     }
 
     // Partitions: selected items at [0, tile_count) in order, rejected ones after them in order (an
@@ -251,7 +297,7 @@ template <class T, class Pred = ProgramPredicate, class Eq = IeeeDiffer> struct 
     static __device__ __forceinline__ uint32_t decide(const SelectParams& p, Storage& s, uint64_t tile, int first,
                                                       int valid) {
         const uint64_t start = tile * (uint64_t)IO::TILE_ITEMS;
-        if (p.source == SOURCE_FLAGS) return load_flags(p.flags + start, first, valid);
+        if (p.source == SOURCE_FLAGS) return load_flag_mask<IPT>(p.flags + start, first, valid);
         T x[IPT];
 #pragma unroll
         for (int c = 0; c < Shape::CHUNKS_PER_THREAD; ++c) {
@@ -267,24 +313,6 @@ template <class T, class Pred = ProgramPredicate, class Eq = IeeeDiffer> struct 
         return mask;
     }
 
-    // Flags of this thread's items [first, first + IPT) of the tile; 16-byte loads when aligned.
-    static __device__ __forceinline__ uint32_t load_flags(const uint8_t* flags, int first, int valid) {
-        uint32_t mask = 0;
-        const uint8_t* f = flags + first;
-        if (IPT % 16 == 0 && first + IPT <= valid && ((uintptr_t)f & 15) == 0) {
-#pragma unroll
-            for (int v = 0; v < IPT / 16; ++v) {
-                union { uint4 vec; uint8_t b[16]; } u;
-                u.vec = reinterpret_cast<const uint4*>(f)[v];
-#pragma unroll
-                for (int e = 0; e < 16; ++e) mask |= (uint32_t)(u.b[e] != 0) << (v * 16 + e);
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < IPT; ++k) if (first + k < valid) mask |= (uint32_t)(f[k] != 0) << k;
-        }
-        return mask;
-    }
 };
 
 }  // namespace lookback

@@ -78,6 +78,21 @@ struct SelectParams {
     LookbackParams lb;
 };
 
+// The table filter (classic/table.cuh): the rows of up to TABLE_MAX_COLUMNS columns selected by one
+// decision per row, in one pass. Which columns, their sizes and the decision are the kernel's template
+// arguments (it is compiled at run time for each signature: src/rtc/table.rs); this block carries the
+// addresses.
+constexpr int TABLE_MAX_COLUMNS = 8;
+struct TableParams {
+    const void* in[TABLE_MAX_COLUMNS];   // column c's input (null for a column of row indices)
+    void* out[TABLE_MAX_COLUMNS];        // column c's output: its selected rows, in order
+    const void* decide[2];               // the mask column, or the predicate's column(s)
+    uint64_t* num_selected;              // written by the last tile
+    uint64_t n;                          // rows (the capacity when sized on the device)
+    PredProgram pred;                    // a built-in predicate's program (DecideByColumn with ProgramPredicate)
+    LookbackParams lb;
+};
+
 // What a run-based launch computes (classic/runs.cuh). The first three carry values through the operator
 // (template parameter); the others only count runs and track positions.
 enum : uint32_t {
@@ -127,3 +142,4 @@ static_assert(sizeof(lookback::ScanParams) == 80, "ScanParams layout changed: up
 static_assert(sizeof(lookback::Partition3Params) == 648, "Partition3Params layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::RunsParams) == 120, "RunsParams layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::SelectParams) == 384, "SelectParams layout changed: update src/launch/params.rs");
+static_assert(sizeof(lookback::TableParams) == 480, "TableParams layout changed: update src/launch/params.rs");

@@ -18,6 +18,9 @@ template <class T, int BLOCK_THREADS, int CHUNKS_PER_THREAD> struct TileIO {
     static_assert(CHUNKS_PER_THREAD == 1 || CHUNKS_PER_THREAD == 2 || CHUNKS_PER_THREAD == 4 ||
                       CHUNKS_PER_THREAD == 8,
                   "the swizzle is conflict-free for 1, 2, 4 or 8 chunks per thread");
+    using Item = T;
+    static constexpr int THREADS = BLOCK_THREADS;
+    static constexpr int CHUNKS = CHUNKS_PER_THREAD;  // per thread
     static constexpr int ITEMS_PER_CHUNK = 16 / sizeof(T);
     static constexpr int ITEMS_PER_THREAD = CHUNKS_PER_THREAD * ITEMS_PER_CHUNK;
     static constexpr int TILE_CHUNKS = BLOCK_THREADS * CHUNKS_PER_THREAD;

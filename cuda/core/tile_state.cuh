@@ -326,6 +326,16 @@ __device__ __forceinline__ BlockTile block_tile(const TileTicket& t, const Lookb
 // bytes while the atomic is in flight overlaps the DRAM read with the round trip. A hint only: nothing
 // depends on which block takes the tile. The range is clipped to whole 16-byte units inside the array, as
 // the bulk prefetch requires (sm_90+; elsewhere nothing is prefetched); an array of 0 bytes is skipped.
+// Asks L2 for the whole 16-byte units of [p, p + bytes) (sm_90+; elsewhere nothing): a hint only.
+__device__ __forceinline__ void prefetch_l2(const void* p, uint64_t bytes) {
+#if __CUDA_ARCH__ >= 900
+    const uintptr_t lo = ((uintptr_t)p + 15) & ~(uintptr_t)15;
+    const uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)15;
+    if (hi > lo) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lo), "r"((unsigned)(hi - lo)) : "memory");
+#endif
+}
+
+// (Its own arithmetic rather than prefetch_l2's: the selection kernels' code stays as measured.)
 __device__ __forceinline__ void prefetch_guessed_tile(const void* array, uint64_t bytes, uint64_t tile_bytes) {
 #if __CUDA_ARCH__ >= 900
     const uintptr_t base = (uintptr_t)array;

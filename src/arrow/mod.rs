@@ -10,6 +10,7 @@
 //! | `BooleanArray` (bit-packed) | byte mask (`mask_if`, `select_flagged`) | [`unpack_mask`], [`pack_mask`], [`validity_mask`]; [`upload_mask`], [`download_mask`] |
 //! | `RunArray<R>` (signed run ends) | unsigned run ends or lengths ([`Runs`](crate::Runs)) | [`run_array_from_ends`], [`run_array_from_lengths`], [`run_array_to_ends`], [`run_ends_from_arrow`]; [`download_run_ends`], [`download_run_lengths`] |
 //! | `DataType` | [`DType`](crate::DType) | [`ArrowElement`] (the table), [`data_type`], [`dtype`] |
+//! | `RecordBatch` of primitive columns | the table filter ([`crate::table`]) | [`filter_record_batch`] (arrow's `filter_record_batch` on the GPU) |
 //!
 //! Element types: the eleven of [`ArrowElement`]. [`half::bf16`] has no Arrow type, so it has no
 //! conversion here (convert it to `f32` or reinterpret its bits as `u16` first, whichever the data means).
@@ -78,6 +79,7 @@ mod mask;
 mod nullable;
 mod primitive;
 mod runs;
+mod table;
 mod types;
 
 pub use mask::{download_mask, pack_mask, unpack_mask, upload_mask, validity_mask};
@@ -87,6 +89,7 @@ pub use runs::{
     download_run_ends, download_run_lengths, run_array_from_ends, run_array_from_lengths, run_array_to_ends,
     run_ends_from_arrow,
 };
+pub use table::filter_record_batch;
 pub use types::{ArrowElement, data_type, dtype};
 
 /// Re-export of the arrow-rs crates this module is built against, so callers name the same types.

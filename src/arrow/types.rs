@@ -92,7 +92,21 @@ macro_rules! arrow_elements {
                 _ => None,
             }
         }
+
+        /// Runs `visitor` with the element type of `data_type` (the table's types only).
+        pub(super) fn visit<V: ElementVisitor>(data_type: &DataType, visitor: V) -> Option<V::Out> {
+            match data_type {
+                $(DataType::$data_type => Some(visitor.visit::<$t>()),)*
+                _ => None,
+            }
+        }
     };
+}
+
+/// Code generic over the element type of an Arrow array known only at run time ([`visit`]).
+pub(super) trait ElementVisitor {
+    type Out;
+    fn visit<T: ArrowElement + crate::rtc::DeviceType>(self) -> Self::Out;
 }
 
 arrow_elements! {

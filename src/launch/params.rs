@@ -105,6 +105,24 @@ pub(crate) struct Partition3Params {
     pub lb: LookbackParams,
 }
 
+/// `TABLE_MAX_COLUMNS` of `cuda/core/params.cuh`: the most columns one table filter moves.
+pub(crate) const TABLE_MAX_COLUMNS: usize = 8;
+
+/// Mirrors `TableParams` of `cuda/core/params.cuh`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TableParams {
+    /// Column inputs (0 for a column of row indices).
+    pub input: [u64; TABLE_MAX_COLUMNS],
+    pub output: [u64; TABLE_MAX_COLUMNS],
+    /// The mask column, or the predicate's column(s).
+    pub decide: [u64; 2],
+    pub num_selected: u64,
+    pub n: u64,
+    pub pred: PredProgram,
+    pub lb: LookbackParams,
+}
+
 // The C side asserts the same sizes (cuda/core/params.cuh).
 const _: () = assert!(
     size_of::<LookbackParams>() == 40
@@ -113,6 +131,7 @@ const _: () = assert!(
         && size_of::<SelectParams>() == 384
         && size_of::<RunsParams>() == 120
         && size_of::<Partition3Params>() == 648
+        && size_of::<TableParams>() == 480
 );
 
 // SAFETY: #[repr(C)] plain-old-data structs of integers, laid out exactly as their C counterparts.
@@ -122,3 +141,4 @@ unsafe impl DeviceRepr for ReduceParams {}
 unsafe impl DeviceRepr for SelectParams {}
 unsafe impl DeviceRepr for RunsParams {}
 unsafe impl DeviceRepr for Partition3Params {}
+unsafe impl DeviceRepr for TableParams {}

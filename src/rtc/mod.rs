@@ -35,6 +35,12 @@
 //! `count_if`, `mask_if`, the partitions and the three-way partition, on the classic and the persistent
 //! engine. [`host`](crate::host) runs the closure.
 //!
+//! [`UserPred2`] takes a CUDA C++ expression (or body) over a row of two columns, `a` and `b`, of any
+//! [`DeviceType`]s of 1, 2, 4 or 8 bytes: what decides a [table filter](crate::table) by two columns
+//! ([`FilterBy::pred2`](crate::table::FilterBy::pred2)), which moves the kept rows of other columns,
+//! writes their indices or only counts them. The table filter's kernel is itself compiled here, for each
+//! column signature, whatever decides it (a mask and a built-in `Pred` too).
+//!
 //! # How it works
 //! NVRTC, the CUDA run-time compiler, compiles a short program: the user's code as a functor, then one of
 //! the crate's entry headers (`cuda/rtc/`), which instantiate the very agents that nvcc builds for
@@ -75,7 +81,9 @@ mod headers;
 mod memo;
 mod nvrtc;
 mod pred;
+mod pred2;
 mod scan_op;
+mod table;
 
 pub use cache::CacheHit;
 pub use compile::CompileReport;
@@ -83,12 +91,14 @@ pub use device_type::DeviceType;
 pub use eq::UserEq;
 pub use nvrtc::nvrtc_available;
 pub use pred::UserPred;
+pub use pred2::UserPred2;
 pub use scan_op::UserScanOp;
 
 pub(crate) use cache::cubin;
 pub(crate) use code::UserCode;
 pub(crate) use eq::{EqCode, check_value_size, runs_kernel, unique_kernels};
 pub(crate) use nvrtc::INSTALL_HINT as NVRTC_HINT;
+pub(crate) use table::{Decision, TableSignature, table_for_arch, table_kernel};
 
 /// The kernels of a selection family compiled for user code (`cuda/rtc/select.cuh`), by the role the
 /// planner gives a launch: the classic agent, the persistent compaction and the persistent partition.
