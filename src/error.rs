@@ -212,6 +212,24 @@ pub enum Error {
         /// The sizes the role allows.
         allowed: &'static str,
     },
+    /// The NCCL library (`libnccl.so.2`) could not be loaded (`lookback::shard`, feature `nccl`).
+    #[error("NCCL (libnccl.so.2) could not be loaded: install it (e.g. `pip install nvidia-nccl-cu13`) and put its lib folder on LD_LIBRARY_PATH")]
+    NcclNotFound,
+    /// An NCCL call failed (`lookback::shard`, feature `nccl`).
+    #[error("NCCL call {what} failed: {message}")]
+    Nccl {
+        /// The NCCL operation.
+        what: &'static str,
+        /// NCCL's error.
+        message: String,
+    },
+    /// The shards of a sharded call do not match its group (`lookback::shard`): another number of shards
+    /// than the group's local ranks, or a shard on another GPU than its rank's stream.
+    #[error("shard mismatch: {reason}")]
+    ShardMismatch {
+        /// What does not match.
+        reason: String,
+    },
 }
 
 fn describe_layout(size: Option<usize>, align: Option<usize>) -> String {
