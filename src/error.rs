@@ -212,8 +212,12 @@ pub enum Error {
         /// The sizes the role allows.
         allowed: &'static str,
     },
-    /// The NCCL library (`libnccl.so.2`) could not be loaded (`lookback::shard`, feature `nccl`).
-    #[error("NCCL (libnccl.so.2) could not be loaded: install it (e.g. `pip install nvidia-nccl-cu13`) and put its lib folder on LD_LIBRARY_PATH")]
+    /// The NCCL library could not be loaded (`lookback::shard`, feature `nccl`): cudarc looks for
+    /// `libnccl.so`, which NVIDIA's packages ship as `libnccl.so.2` only.
+    #[error(
+        "NCCL could not be loaded: cudarc looks for libnccl.so; install NCCL (e.g. `pip install nvidia-nccl-cu13`), \
+         link libnccl.so -> libnccl.so.2 in its lib folder, and put that folder on LD_LIBRARY_PATH"
+    )]
     NcclNotFound,
     /// An NCCL call failed (`lookback::shard`, feature `nccl`).
     #[error("NCCL call {what} failed: {message}")]

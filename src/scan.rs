@@ -3,7 +3,9 @@ use crate::element::Element;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::launch::{SCAN_EXCLUSIVE, SCAN_INCLUSIVE, SCAN_INCLUSIVE_SEEDED, ScanParams, Workspace, check_room, same_context};
+use crate::launch::{
+    SCAN_EXCLUSIVE, SCAN_INCLUSIVE, SCAN_INCLUSIVE_SEEDED, ScanParams, Workspace, check_room, same_context,
+};
 use crate::op::ScanOp;
 use crate::plan::{Buffers, Elem, Primitive};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
@@ -183,12 +185,7 @@ impl Workspace {
         self.scan_raw::<T>(&stream, src, dst, n, seed, op)
     }
 
-    fn scan_in_place<T: Element, B: DevicePtrMut<T>>(
-        &mut self,
-        buf: &mut B,
-        seed: Seed<T>,
-        op: ScanOp,
-    ) -> Result<()> {
+    fn scan_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, seed: Seed<T>, op: ScanOp) -> Result<()> {
         let n = buf.len();
         op.check(T::DTYPE)?;
         if n == 0 {

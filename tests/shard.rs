@@ -137,8 +137,22 @@ fn scans_over_local_ranks() {
             check_scans(&mut group, &stream, &split(&ints, &sizes), op, 17, &what);
         }
         // Wrapping sums of bytes, and a 64-bit minimum.
-        check_scans(&mut group, &stream, &split(&random_vec::<u8>(n, 7 + k as u64, 0.0), &sizes), ScanOp::Sum, 3, &what);
-        check_scans(&mut group, &stream, &split(&random_vec::<i64>(n, 9 + k as u64, 0.0), &sizes), ScanOp::Min, 5, &what);
+        check_scans(
+            &mut group,
+            &stream,
+            &split(&random_vec::<u8>(n, 7 + k as u64, 0.0), &sizes),
+            ScanOp::Sum,
+            3,
+            &what,
+        );
+        check_scans(
+            &mut group,
+            &stream,
+            &split(&random_vec::<i64>(n, 9 + k as u64, 0.0), &sizes),
+            ScanOp::Min,
+            5,
+            &what,
+        );
         // Float sums within rounding; NaN-ignoring max exactly.
         let floats: Vec<f32> = random_vec(n, 11 + k as u64, 0.01);
         check_scans(&mut group, &stream, &split(&floats, &sizes), ScanOp::Sum, 0.5, &what);
@@ -168,7 +182,12 @@ fn seeded_inclusive_scan_on_both_engines() {
 
 // ---------------------------------------------------------------------------------------- compaction
 
-fn check_compaction<T: TestElement, X: Exchange>(group: &mut ShardGroup<X>, stream: &Arc<CudaStream>, parts: &[Vec<T>], what: &str) {
+fn check_compaction<T: TestElement, X: Exchange>(
+    group: &mut ShardGroup<X>,
+    stream: &Arc<CudaStream>,
+    parts: &[Vec<T>],
+    what: &str,
+) {
     let data = concat(parts);
     let input = column(group, parts);
     let pred = Pred::lt(T::small(50));
@@ -209,7 +228,11 @@ fn check_compaction<T: TestElement, X: Exchange>(group: &mut ShardGroup<X>, stre
     for (r, p) in parts.iter().enumerate() {
         let (s, j) = (counts.selected.parts[r], counts.rejected.parts[r]);
         assert_eq!((s.len, s.offset), (selected[r], sel_off), "{what}: partition selected of rank {r}");
-        assert_eq!((j.len, j.offset), (p.len() as u64 - selected[r], rej_off), "{what}: partition rejected of rank {r}");
+        assert_eq!(
+            (j.len, j.offset),
+            (p.len() as u64 - selected[r], rej_off),
+            "{what}: partition rejected of rank {r}"
+        );
         sel_off += s.len;
         rej_off += j.len;
     }
@@ -326,7 +349,8 @@ fn runs_with_float_keys_across_boundaries() {
     // 0.0 / -0.0 is one run across a boundary; NaN keys never merge; a run of 3.0 spans three shards.
     let keys: Vec<Vec<f32>> =
         vec![vec![0.0], vec![-0.0, f32::NAN], vec![f32::NAN], vec![3.0, 3.0], vec![3.0], vec![], vec![3.0, 4.0]];
-    let values: Vec<Vec<i32>> = keys.iter().enumerate().map(|(r, k)| (0..k.len()).map(|i| (10 * r + i) as i32 + 1).collect()).collect();
+    let values: Vec<Vec<i32>> =
+        keys.iter().enumerate().map(|(r, k)| (0..k.len()).map(|i| (10 * r + i) as i32 + 1).collect()).collect();
     let mut group = local_group(&stream, keys.len());
     check_runs(&mut group, &stream, &keys, &values, "float keys");
 }
@@ -340,7 +364,10 @@ fn bad_arguments_are_errors_and_write_nothing() {
     let mut group = local_group(&stream, 2);
     let input = column(&mut group, &parts);
     // Rank 1's output is one item short: nothing may be written, rank 0's included.
-    let bufs = vec![group.stream(0).clone_htod(&[i32::poison(); 3]).unwrap(), group.stream(1).clone_htod(&[i32::poison()]).unwrap()];
+    let bufs = vec![
+        group.stream(0).clone_htod(&[i32::poison(); 3]).unwrap(),
+        group.stream(1).clone_htod(&[i32::poison()]).unwrap(),
+    ];
     let mut out = group.column(bufs).unwrap();
     let err = group.inclusive_scan_into(&input, &mut out, ScanOp::Sum).unwrap_err();
     assert!(matches!(err, Error::OutputTooSmall { .. }), "{err}");
@@ -434,6 +461,19 @@ mod nccl {
                 check_runs(&mut group, &stream, &[runs_data::<u32>(n, 6)], &[values], &what);
             }
         }
+    }
+
+    /// With libnccl (no GPU needed): an id, through its bytes and back.
+    #[test]
+    fn nccl_id_round_trip() {
+        if !nccl_available() {
+            return;
+        }
+        let id = NcclId::new().unwrap();
+        let bytes = id.to_bytes();
+        assert!(bytes.iter().any(|&b| b != 0));
+        assert_eq!(NcclId::from_bytes(bytes).to_bytes(), bytes);
+        assert!(NcclId::new().unwrap().to_bytes() != bytes, "two ids are different");
     }
 
     /// A missing libnccl is an error, never a panic.

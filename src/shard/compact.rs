@@ -174,7 +174,10 @@ pub(super) fn items_of<T>(column: &ShardedColumn<T>) -> Vec<u64> {
 }
 
 /// Copies the first and last item of a non-empty `shard` into its summary's `first` and `last` words.
-pub(super) fn publish_ends<T: Element>(shard: &cudarc::driver::CudaSlice<T>, send: &mut cudarc::driver::CudaSlice<u64>) -> Result<()> {
+pub(super) fn publish_ends<T: Element>(
+    shard: &cudarc::driver::CudaSlice<T>,
+    send: &mut cudarc::driver::CudaSlice<u64>,
+) -> Result<()> {
     let n = shard.len();
     if n == 0 {
         return Ok(());

@@ -113,7 +113,12 @@ impl Exchange for LocalExchange {
 
 /// `Ok` if there are `local` send and receive buffers of [`SUMMARY_WORDS`] and `world · SUMMARY_WORDS`
 /// words: a transport's check before it copies.
-pub(crate) fn check_buffers(local: usize, world: usize, send: &[CudaSlice<u64>], recv: &[CudaSlice<u64>]) -> Result<()> {
+pub(crate) fn check_buffers(
+    local: usize,
+    world: usize,
+    send: &[CudaSlice<u64>],
+    recv: &[CudaSlice<u64>],
+) -> Result<()> {
     let fits = send.len() == local
         && recv.len() == local
         && send.iter().all(|s| s.len() == SUMMARY_WORDS)
@@ -121,6 +126,8 @@ pub(crate) fn check_buffers(local: usize, world: usize, send: &[CudaSlice<u64>],
     if fits {
         Ok(())
     } else {
-        Err(Error::ShardMismatch { reason: format!("all_gather needs {local} buffers of {SUMMARY_WORDS} and {} words", world * SUMMARY_WORDS) })
+        Err(Error::ShardMismatch {
+            reason: format!("all_gather needs {local} buffers of {SUMMARY_WORDS} and {} words", world * SUMMARY_WORDS),
+        })
     }
 }

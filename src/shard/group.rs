@@ -116,9 +116,12 @@ impl<X: Exchange> ShardGroup<X> {
         }
         let streams = exchange.streams();
         let workspaces = streams.iter().map(Workspace::new).collect();
-        let send = streams.iter().map(|s| s.alloc_zeros::<u64>(SUMMARY_WORDS)).collect::<std::result::Result<_, _>>()?;
-        let recv =
-            streams.iter().map(|s| s.alloc_zeros::<u64>(world * SUMMARY_WORDS)).collect::<std::result::Result<_, _>>()?;
+        let send =
+            streams.iter().map(|s| s.alloc_zeros::<u64>(SUMMARY_WORDS)).collect::<std::result::Result<_, _>>()?;
+        let recv = streams
+            .iter()
+            .map(|s| s.alloc_zeros::<u64>(world * SUMMARY_WORDS))
+            .collect::<std::result::Result<_, _>>()?;
         Ok(ShardGroup { exchange, workspaces, send, recv })
     }
 
@@ -200,7 +203,12 @@ impl<X: Exchange> ShardGroup<X> {
     }
 
     /// `Ok` if every shard of `output` holds at least as many items as the same shard of `input`.
-    pub(super) fn check_room<T, U>(&self, what: &'static str, input: &ShardedColumn<T>, output: &ShardedColumn<U>) -> Result<()> {
+    pub(super) fn check_room<T, U>(
+        &self,
+        what: &'static str,
+        input: &ShardedColumn<T>,
+        output: &ShardedColumn<U>,
+    ) -> Result<()> {
         self.check_column(what, output)?;
         for (i, o) in input.shards.iter().zip(&output.shards) {
             crate::launch::check_room(what, i.len(), o.len())?;
@@ -227,7 +235,13 @@ impl<X: Exchange> ShardGroup<X> {
         let words = self.exchange.streams()[0].clone_dtoh(&self.recv[0])?;
         Ok(words
             .chunks_exact(SUMMARY_WORDS)
-            .map(|w| Summary { items: w[W_ITEMS], count: w[W_COUNT], first: w[W_FIRST], last: w[W_LAST], first_value: w[W_FIRST_VALUE] })
+            .map(|w| Summary {
+                items: w[W_ITEMS],
+                count: w[W_COUNT],
+                first: w[W_FIRST],
+                last: w[W_LAST],
+                first_value: w[W_FIRST_VALUE],
+            })
             .collect())
     }
 }

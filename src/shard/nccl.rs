@@ -10,7 +10,11 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use cudarc::nccl::{Comm, Id, result::NcclError};
 use std::sync::Arc;
 
-/// Whether libnccl can be loaded on this machine (what the `nccl` transport needs at run time).
+/// Whether cudarc can load libnccl on this machine (what the `nccl` transport needs at run time).
+///
+/// cudarc looks for `libnccl.so` (or `libnccl.so.13`, `.12`, …), not `libnccl.so.2`, the only name
+/// NVIDIA's packages ship (`pip install nvidia-nccl-cu13`: `nvidia/nccl/lib/libnccl.so.2`): a folder on
+/// `LD_LIBRARY_PATH` needs a link `libnccl.so -> libnccl.so.2`.
 ///
 /// # Example
 /// ```
@@ -21,9 +25,10 @@ use std::sync::Arc;
 /// ```
 pub fn nccl_available() -> bool {
     use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
-    // cudarc's own check exists only while cudarc loads its libraries at run time, which another crate
-    // of the build may have switched to linking (see `crate::driver_available`).
-    ["", ".2"].into_iter().any(|version| {
+    // The names cudarc tries (its `get_lib_name_candidates`, which exists only while cudarc loads its
+    // libraries at run time, which another crate of the build may have switched to linking), so that a
+    // `true` here means cudarc's first NCCL call does not panic.
+    ["", ".13", ".12", ".11", ".10", ".9", ".1"].into_iter().any(|version| {
         let name = format!("{DLL_PREFIX}nccl{DLL_SUFFIX}{version}");
         // SAFETY: opening the library runs its initialisers, as cudarc's first NCCL call would.
         unsafe { libloading::Library::new(name) }.is_ok()

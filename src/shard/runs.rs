@@ -35,17 +35,18 @@ impl<X: Exchange> ShardGroup<X> {
     /// # fn main() -> lookback::Result<()> {
     /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
     /// # if !lookback::kernels_built() { return Ok(()) }
-    /// use lookback::ScanOp;
-    /// use lookback::shard::{LocalExchange, ShardGroup};
+    /// use lookback::shard::{LocalExchange, ShardGroup, ShardedColumn};
+    /// use lookback::{Element, ScanOp};
+    /// fn up<T: Element>(group: &mut ShardGroup<LocalExchange>, parts: [&[T]; 2]) -> lookback::Result<ShardedColumn<T>> {
+    ///     let bufs = (0..2).map(|r| group.stream(r).clone_htod(parts[r])).collect::<Result<_, _>>()?;
+    ///     group.column(bufs)
+    /// }
     /// let mut group = ShardGroup::new(LocalExchange::on_one_gpu(&stream, 2)?)?;
     /// // Keys [1, 1, 2 | 2, 3]: the run of 2s crosses the boundary.
-    /// let (keys, values) = ([vec![1u32, 1, 2], vec![2, 3]], [vec![10i64, 20, 1], vec![2, 5]]);
-    /// let up = |group: &mut ShardGroup<_>, parts: &[Vec<_>; 2]| -> lookback::Result<_> {
-    ///     let bufs = (0..2).map(|r| group.stream(r).clone_htod(&parts[r])).collect::<Result<_, _>>()?;
-    ///     group.column(bufs)
-    /// };
-    /// let (keys, values) = (up(&mut group, &keys)?, up(&mut group, &values)?);
-    /// let (mut keys_out, mut sums) = (up(&mut group, &[vec![0u32; 3], vec![0; 2]])?, up(&mut group, &[vec![0i64; 3], vec![0; 2]])?);
+    /// let keys = up(&mut group, [&[1u32, 1, 2], &[2, 3]])?;
+    /// let values = up(&mut group, [&[10i64, 20, 1], &[2, 5]])?;
+    /// let mut keys_out = up(&mut group, [&[0u32; 3], &[0; 2]])?;
+    /// let mut sums = up(&mut group, [&[0i64; 3], &[0; 2]])?;
     /// let runs = group.reduce_by_key_into(&keys, &values, &mut keys_out, &mut sums, ScanOp::Sum)?;
     /// assert_eq!(runs.total, 3);
     /// // Rank 0 owns the run of 2s (its value 1 + 2); rank 1 skips its first run.
@@ -143,7 +144,11 @@ impl<X: Exchange> ShardGroup<X> {
 }
 
 /// Copies the value of the first run of a non-empty shard (`values_out[0]`) into its summary.
-fn publish_first_value<V: DeviceRepr>(values_out: &CudaSlice<V>, items: usize, send: &mut CudaSlice<u64>) -> Result<()> {
+fn publish_first_value<V: DeviceRepr>(
+    values_out: &CudaSlice<V>,
+    items: usize,
+    send: &mut CudaSlice<u64>,
+) -> Result<()> {
     if items == 0 {
         return Ok(());
     }
@@ -157,7 +162,9 @@ fn to_bits<V: DeviceRepr + Copy>(v: V) -> u64 {
     let mut word = 0u64;
     // SAFETY: V is an element or a run length, plain data of at most 8 bytes, copied into the low bytes
     // of a u64 (little-endian, as the GPU writes them into a summary word).
-    unsafe { std::ptr::copy_nonoverlapping(&v as *const V as *const u8, &mut word as *mut u64 as *mut u8, size_of::<V>()) };
+    unsafe {
+        std::ptr::copy_nonoverlapping(&v as *const V as *const u8, &mut word as *mut u64 as *mut u8, size_of::<V>())
+    };
     word
 }
 

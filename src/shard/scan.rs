@@ -101,9 +101,12 @@ impl<X: Exchange> ShardGroup<X> {
                 (None, None) => ws.inclusive_scan_into(shard, out, op)?,
                 (None, Some(seed)) => ws.inclusive_scan_seeded_into(shard, out, seed, op)?,
                 (Some(init), None) => ws.exclusive_scan_into(shard, out, init, op)?,
-                (Some(init), Some(seed)) => {
-                    ws.exclusive_scan_into(shard, out, T::from_bits(combine::<T>(op, init.to_bits(), seed.to_bits())), op)?
-                }
+                (Some(init), Some(seed)) => ws.exclusive_scan_into(
+                    shard,
+                    out,
+                    T::from_bits(combine::<T>(op, init.to_bits(), seed.to_bits())),
+                    op,
+                )?,
             }
         }
         Ok(())
