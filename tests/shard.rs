@@ -455,8 +455,8 @@ mod nccl {
             for n in [0, 1, t_scan() + 1, 12345] {
                 let what = format!("nccl n={n} by_rank={by_rank}");
                 let ints: Vec<i32> = runs_data(n, n as u64);
-                check_scans(&mut group, &stream, &[ints.clone()], ScanOp::Sum, 3, &what);
-                check_compaction(&mut group, &stream, &[ints.clone()], &what);
+                check_scans(&mut group, &stream, std::slice::from_ref(&ints), ScanOp::Sum, 3, &what);
+                check_compaction(&mut group, &stream, std::slice::from_ref(&ints), &what);
                 let values: Vec<i64> = random_vec(n, 5, 0.0);
                 check_runs(&mut group, &stream, &[runs_data::<u32>(n, 6)], &[values], &what);
             }
