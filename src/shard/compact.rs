@@ -117,7 +117,7 @@ impl<X: Exchange> ShardGroup<X> {
     /// rank can then partition its shard (`Workspace::partition_if_split_into`) and place its parts.
     ///
     /// # Errors
-    /// [`Error::ShardMismatch`], [`Error::PredicateTooComplex`](crate::Error::PredicateTooComplex), the
+    /// [`Error::ShardMismatch`](crate::Error::ShardMismatch), [`Error::PredicateTooComplex`](crate::Error::PredicateTooComplex), the
     /// transport's and the count's errors.
     pub fn partition_counts<T: Element>(
         &mut self,

@@ -29,9 +29,9 @@
 //!
 //! # Transports
 //! [`Exchange`] is the whole interface to a transport: an all-gather of [`SUMMARY_WORDS`] `u64` words
-//! per rank, in device memory, ordered on each rank's stream. [`NcclExchange`] (feature `nccl`) runs it
-//! over NCCL — one process driving every GPU of a host ([`NcclExchange::all_ranks`]), or one process per
-//! GPU ([`NcclExchange::one_rank`], with an [`NcclId`] the caller hands from rank 0 to the others).
+//! per rank, in device memory, ordered on each rank's stream. `NcclExchange` (feature `nccl`) runs it
+//! over NCCL — one process driving every GPU of a host (`NcclExchange::all_ranks`), or one process per
+//! GPU (`NcclExchange::one_rank`, with an `NcclId` the caller hands from rank 0 to the others).
 //! [`LocalExchange`] runs several ranks on one GPU, each with its own stream and workspace: it shares
 //! every line with the NCCL path except the all-gather, and is what tests the sharded logic on one GPU.
 //! NVLink SHARP (multicast) does nothing for a few words; run NCCL with `NCCL_NVLS_ENABLE=0`.
