@@ -122,6 +122,12 @@ fn main() -> Res<()> {
         line("scan", scan, one_scan, 8.0);
         // Two thirds of the items are selected: read 4 bytes, write 8/3.
         line("select_if", select, one_select, 4.0 + 8.0 / 3.0);
+        if world > 1 {
+            println!(
+                "bound     a sharded scan moves 3n per rank against 2n: at most {:.2}x on {world} GPUs (lookback::shard docs)",
+                2.0 * world as f64 / 3.0
+            );
+        }
         println!(
             "reduce    one GPU {:8.3} ms ({:.0} % of a scan): the pass a sharded scan adds; a fix-up pass instead would cost about a scan",
             one_reduce * 1e3,

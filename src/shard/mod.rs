@@ -27,6 +27,14 @@
 //! and no reduction (a plain scan, 2n), and the last rank never reduces (nobody needs its total).
 //! `examples/shard_bench.rs` times the reduction and the scan apart.
 //!
+//! What that means for speed: with equal shards, rank 0 moves 3n (it reduces, then scans) and every later
+//! rank waits for the earlier reductions (1n) before its scan (2n), where one GPU scanning one shard
+//! moves 2n. So N GPUs scan at most 2N/3 times as fast as one (1.33× on two), whatever the transport.
+//! No order of passes does better: a rank can write its items only once the total before them is known,
+//! so either the earlier ranks read their shard once more (3n on the critical path) or the later ranks
+//! write theirs twice (scan, then fix-up: 4n). Compaction, counts and the run calls add no pass over the
+//! items and approach N×.
+//!
 //! # Transports
 //! [`Exchange`] is the whole interface to a transport: an all-gather of [`SUMMARY_WORDS`] `u64` words
 //! per rank, in device memory, ordered on each rank's stream. `NcclExchange` (feature `nccl`) runs it
