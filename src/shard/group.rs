@@ -185,7 +185,9 @@ impl<X: Exchange> ShardGroup<X> {
 
     /// `Ok` if `stream` is local rank `local`'s stream.
     fn check_stream(&self, local: usize, stream: &CudaStream) -> Result<()> {
-        if stream.cu_stream() == self.exchange.streams()[local].cu_stream() {
+        let own = &self.exchange.streams()[local];
+        // The handle alone would take every GPU's legacy default stream (null) for the same stream.
+        if stream.cu_stream() == own.cu_stream() && stream.context().cu_ctx() == own.context().cu_ctx() {
             Ok(())
         } else {
             Err(Error::ShardMismatch { reason: format!("a shard of local rank {local} is not on that rank's stream") })
