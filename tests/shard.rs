@@ -160,6 +160,27 @@ fn scans_over_local_ranks() {
     }
 }
 
+/// `Workspace::inclusive_scan_seeded_into` of `data` against the host: a seeded inclusive scan is the
+/// host's exclusive scan seeded the same way, one item later.
+fn check_seeded<T: TestElement>(
+    ws: &mut lookback::Workspace,
+    stream: &Arc<CudaStream>,
+    data: &[T],
+    seed: T,
+    op: ScanOp,
+    what: &str,
+) {
+    let input = stream.clone_htod(data).unwrap();
+    let mut out = upload_poisoned::<T>(stream, data.len());
+    ws.inclusive_scan_seeded_into(&input, &mut out, seed, op).unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    let mut longer = data.to_vec();
+    longer.push(T::small(1));
+    let want = host::exclusive_scan(&longer, seed, op).unwrap();
+    common::check_scan(data, &got[..data.len()], &want[1..], op, false).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(got[data.len()..].iter().all(|x| *x == T::poison()), "{what}: wrote past the output");
+}
+
 #[test]
 fn seeded_inclusive_scan_on_both_engines() {
     let Some(stream) = gpu() else { return };
@@ -168,14 +189,13 @@ fn seeded_inclusive_scan_on_both_engines() {
         let mut ws = lookback::Workspace::new(&stream);
         ws.set_engine(engine);
         for n in [1, t_scan() - 1, t_scan() + 1, 3 * t_scan() + 7, 1 << 20] {
-            let data: Vec<i32> = random_vec(n, n as u64, 0.0);
-            let input = stream.clone_htod(&data).unwrap();
-            let mut out = upload_poisoned::<i32>(&stream, n);
-            ws.inclusive_scan_seeded_into(&input, &mut out, 1000, ScanOp::Sum).unwrap();
-            let mut want = host::inclusive_scan(&data, ScanOp::Sum).unwrap();
-            want.iter_mut().for_each(|x| *x = x.wrapping_add(1000));
-            want.extend([i32::poison(); GUARD]);
-            same(&stream.clone_dtoh(&out).unwrap(), &want, &format!("{engine:?} seeded n={n}"));
+            let what = format!("{engine:?} seeded n={n}");
+            check_seeded(&mut ws, &stream, &random_vec::<i32>(n, n as u64, 0.0), 1000, ScanOp::Sum, &what);
+            check_seeded(&mut ws, &stream, &random_vec::<i64>(n, 1 + n as u64, 0.0), i64::MAX - 5, ScanOp::Max, &what);
+            check_seeded(&mut ws, &stream, &random_vec::<u16>(n, 2 + n as u64, 0.0), 0b1010, ScanOp::BitXor, &what);
+            check_seeded(&mut ws, &stream, &random_vec::<f32>(n, 3 + n as u64, 0.0), 2.5, ScanOp::Sum, &what);
+            let halves: Vec<lookback::half::f16> = random_vec(n, 4 + n as u64, 0.0);
+            check_seeded(&mut ws, &stream, &halves, lookback::half::f16::from_f32(-3.0), ScanOp::Min, &what);
         }
     }
 }
