@@ -140,9 +140,9 @@ fn fenced_blocks(file: &str, first: usize, body: &[&str], blocks: &mut Vec<Block
     }
 }
 
-/// Modules compiled only with a feature (`#[cfg(feature = ..)]` in `src/lib.rs`), by their folder under
+/// Modules compiled only with a feature (`#[cfg(feature = ..)]` in `src/lib.rs` or `src/shard/mod.rs`), by their folder or file under
 /// `src/`. Their examples need the feature; a build without it counts them as skipped.
-const FEATURE_MODULES: [(&str, &str); 1] = [("arrow/", "arrow")];
+const FEATURE_MODULES: [(&str, &str); 2] = [("arrow/", "arrow"), ("shard/nccl.rs", "nccl")];
 
 /// The feature a file's examples need that this build does not have. Build scripts see the package's
 /// enabled features as `CARGO_FEATURE_<NAME>`.

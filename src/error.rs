@@ -221,6 +221,28 @@ pub enum Error {
         /// The sizes the role allows.
         allowed: &'static str,
     },
+    /// The NCCL library could not be loaded (`lookback::shard`, feature `nccl`): cudarc looks for
+    /// `libnccl.so`, which NVIDIA's packages ship as `libnccl.so.2` only.
+    #[error(
+        "NCCL could not be loaded: cudarc looks for libnccl.so; install NCCL (e.g. `pip install nvidia-nccl-cu13`), \
+         link libnccl.so -> libnccl.so.2 in its lib folder, and put that folder on LD_LIBRARY_PATH"
+    )]
+    NcclNotFound,
+    /// An NCCL call failed (`lookback::shard`, feature `nccl`).
+    #[error("NCCL call {what} failed: {message}")]
+    Nccl {
+        /// The NCCL operation.
+        what: &'static str,
+        /// NCCL's error.
+        message: String,
+    },
+    /// The shards of a sharded call do not match its group (`lookback::shard`): another number of shards
+    /// than the group's local ranks, or a shard on another GPU than its rank's stream.
+    #[error("shard mismatch: {reason}")]
+    ShardMismatch {
+        /// What does not match.
+        reason: String,
+    },
 }
 
 fn describe_layout(size: Option<usize>, align: Option<usize>) -> String {

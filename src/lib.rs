@@ -25,6 +25,7 @@
 //! | [`Engine`] | classic look-back or, on sm_90+, the persistent warp-specialised engine (scans at 0.97 of memcpy); chosen per call by default |
 //! | [`ScanOp`] | `Sum`, `Min`, `Max` for every type; `BitAnd`, `BitOr`, `BitXor` for integers |
 //! | [`Element`] | the twelve element types: `i8`…`i64`, `u8`…`u64`, `f32`, `f64`, `f16`, `bf16` |
+//! | [`shard`] | one column over several GPUs (NCCL with feature `nccl`): sharded scans, compaction and run-based calls |
 //! | [`host`] | sequential reference implementations (the test oracle; the no-GPU path) |
 //!
 //! Every call runs on the stream of its input buffer, is one kernel launch (the stable one-buffer
@@ -107,6 +108,7 @@ mod runs;
 mod runs_by;
 mod scan;
 mod select;
+pub mod shard;
 pub mod table;
 mod user_by_key;
 mod user_by_key_by;

@@ -3,11 +3,24 @@ use crate::element::Element;
 #[cfg(doc)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::launch::{ScanParams, Workspace, check_room, same_context};
+use crate::launch::{
+    SCAN_EXCLUSIVE, SCAN_INCLUSIVE, SCAN_INCLUSIVE_SEEDED, ScanParams, Workspace, check_room, same_context,
+};
 use crate::op::ScanOp;
 use crate::plan::{Buffers, Elem, Primitive};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
+
+/// What a scan launch computes: `ScanParams::exclusive` (`SCAN_*` of `cuda/core/params.cuh`) and its seed.
+#[derive(Clone, Copy)]
+enum Seed<T> {
+    /// Inclusive, from the operator's identity.
+    None,
+    /// Exclusive, from this initial value.
+    Exclusive(T),
+    /// Inclusive, from this seed.
+    Inclusive(T),
+}
 
 impl Workspace {
     /// Inclusive scan: `output[i] = input[0] op … op input[i]`. Writes the first `input.len()` items of
@@ -40,7 +53,7 @@ impl Workspace {
         I: DevicePtr<T>,
         O: DevicePtrMut<T>,
     {
-        self.scan_into(input, output, None, op)
+        self.scan_into(input, output, Seed::None, op)
     }
 
     /// Exclusive scan seeded with `init`: `output[0] = init`, `output[i] = init op input[0] op … op
@@ -68,7 +81,38 @@ impl Workspace {
         I: DevicePtr<T>,
         O: DevicePtrMut<T>,
     {
-        self.scan_into(input, output, Some(init), op)
+        self.scan_into(input, output, Seed::Exclusive(init), op)
+    }
+
+    /// Inclusive scan seeded with `seed`: `output[i] = seed op input[0] op … op input[i]`, in the same
+    /// one pass as [`Workspace::inclusive_scan_into`]. This is how a scan continues one that covered the
+    /// items before `input` (the seed is their total): the sharded scans of [`crate::shard`] run it on
+    /// every shard after the first.
+    ///
+    /// # Errors
+    /// As [`Workspace::inclusive_scan_into`].
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// # let Ok(stream) = lookback::default_stream(0) else { return Ok(()) };
+    /// # if !lookback::kernels_built() { return Ok(()) }
+    /// use lookback::{ScanOp, Workspace};
+    /// let mut ws = Workspace::new(&stream);
+    /// // The second half of [3, 1, 4, 1, 5, 9], continuing from the first half's total, 8.
+    /// let input = stream.clone_htod(&[1i32, 5, 9])?;
+    /// let mut output = stream.clone_htod(&[-1i32; 3])?;
+    /// ws.inclusive_scan_seeded_into(&input, &mut output, 8, ScanOp::Sum)?;
+    /// assert_eq!(stream.clone_dtoh(&output)?, [9, 14, 23]);
+    /// # Ok(()) }
+    /// ```
+    pub fn inclusive_scan_seeded_into<T, I, O>(&mut self, input: &I, output: &mut O, seed: T, op: ScanOp) -> Result<()>
+    where
+        T: Element,
+        I: DevicePtr<T>,
+        O: DevicePtrMut<T>,
+    {
+        self.scan_into(input, output, Seed::Inclusive(seed), op)
     }
 
     /// Inclusive scan of `buf` in place.
@@ -89,7 +133,7 @@ impl Workspace {
     /// # Ok(()) }
     /// ```
     pub fn inclusive_scan_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, op: ScanOp) -> Result<()> {
-        self.scan_in_place(buf, None, op)
+        self.scan_in_place(buf, Seed::None, op)
     }
 
     /// Exclusive scan of `buf` in place, seeded with `init`.
@@ -117,14 +161,14 @@ impl Workspace {
         init: T,
         op: ScanOp,
     ) -> Result<()> {
-        self.scan_in_place(buf, Some(init), op)
+        self.scan_in_place(buf, Seed::Exclusive(init), op)
     }
 
     fn scan_into<T: Element, I: DevicePtr<T>, O: DevicePtrMut<T>>(
         &mut self,
         input: &I,
         output: &mut O,
-        init: Option<T>,
+        seed: Seed<T>,
         op: ScanOp,
     ) -> Result<()> {
         let n = input.len();
@@ -138,15 +182,10 @@ impl Workspace {
         self.enter(&stream)?;
         let (src, _read) = input.device_ptr(&stream);
         let (dst, _write) = output.device_ptr_mut(&stream);
-        self.scan_raw::<T>(&stream, src, dst, n, init, op)
+        self.scan_raw::<T>(&stream, src, dst, n, seed, op)
     }
 
-    fn scan_in_place<T: Element, B: DevicePtrMut<T>>(
-        &mut self,
-        buf: &mut B,
-        init: Option<T>,
-        op: ScanOp,
-    ) -> Result<()> {
+    fn scan_in_place<T: Element, B: DevicePtrMut<T>>(&mut self, buf: &mut B, seed: Seed<T>, op: ScanOp) -> Result<()> {
         let n = buf.len();
         op.check(T::DTYPE)?;
         if n == 0 {
@@ -155,7 +194,7 @@ impl Workspace {
         let stream = buf.stream().clone();
         self.enter(&stream)?;
         let (ptr, _write) = buf.device_ptr_mut(&stream);
-        self.scan_raw::<T>(&stream, ptr, ptr, n, init, op)
+        self.scan_raw::<T>(&stream, ptr, ptr, n, seed, op)
     }
 
     /// The scan launch. `src` and `dst` are valid for `n` items (they may be equal) and stay borrowed
@@ -166,9 +205,14 @@ impl Workspace {
         src: u64,
         dst: u64,
         n: usize,
-        init: Option<T>,
+        seed: Seed<T>,
         op: ScanOp,
     ) -> Result<()> {
+        let (exclusive, seed) = match seed {
+            Seed::None => (SCAN_INCLUSIVE, 0),
+            Seed::Exclusive(init) => (SCAN_EXCLUSIVE, init.to_bits()),
+            Seed::Inclusive(seed) => (SCAN_INCLUSIVE_SEEDED, seed.to_bits()),
+        };
         let primitive = Primitive::Scan { op, ty: Elem::of::<T>() };
         let launch =
             self.plan_launch(stream, primitive, n, Buffers { input: src, output: dst, ..Buffers::default() })?;
@@ -176,8 +220,8 @@ impl Workspace {
             input: src,
             output: dst,
             n: n as u64,
-            seed: init.map_or(0, T::to_bits),
-            exclusive: init.is_some() as u32,
+            seed,
+            exclusive,
             reduce: 0,
             lb,
         })

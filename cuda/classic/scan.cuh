@@ -83,7 +83,7 @@ template <class P> struct ScanAgent {
         // still has a result: the seed, or the identity.
         if (bt.idle(IO::TILE_ITEMS) || bt.n == 0) {
             if (p.reduce && bt.n == 0 && bt.tile == 0 && threadIdx.x == 0)
-                write_total(p, p.exclusive ? P::seed(p.seed) : Op::template identity<A>());
+                write_total(p, p.exclusive != SCAN_INCLUSIVE ? P::seed(p.seed) : Op::template identity<A>());
             return;
         }
         const uint64_t tile = bt.tile;
@@ -121,7 +121,7 @@ template <class P> struct ScanAgent {
         A aggregate = identity;
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) aggregate = Op::apply(aggregate, s.warp_aggregates[w]);
-        const A seed = p.exclusive ? P::seed(p.seed) : identity;
+        const A seed = p.exclusive != SCAN_INCLUSIVE ? P::seed(p.seed) : identity;
         const typename State::type state = State::make(bt.status, bt.epoch);
         if (threadIdx.x == 0) state.publish(tile, tile == 0 ? STATUS_P : STATUS_A, tile == 0 ? Op::apply(seed, aggregate) : aggregate);
         if (reduce) {
@@ -169,7 +169,7 @@ template <class P> struct ScanAgent {
                 typename IO::Chunk& chunk = IO::own_chunk(s.tile, c);
                 typename OutIO::Chunk result;
 #pragma unroll
-                for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) result.items[e] = scan_item(p.exclusive, running, chunk.items[e]);
+                for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e) result.items[e] = scan_item(p.exclusive == SCAN_EXCLUSIVE, running, chunk.items[e]);
                 chunk.vec = result.vec;
             }
         } else {
@@ -179,7 +179,7 @@ template <class P> struct ScanAgent {
                 const typename IO::Chunk chunk = IO::own_chunk(s.tile, c);
 #pragma unroll
                 for (int e = 0; e < IO::ITEMS_PER_CHUNK; ++e)
-                    result[c * IO::ITEMS_PER_CHUNK + e] = scan_item(p.exclusive, running, chunk.items[e]);
+                    result[c * IO::ITEMS_PER_CHUNK + e] = scan_item(p.exclusive == SCAN_EXCLUSIVE, running, chunk.items[e]);
             }
             // The output chunks of this thread overlap other threads' input chunks.
             __syncthreads();
@@ -198,7 +198,7 @@ template <class P> struct ScanAgent {
     }
 
     // One item's scanned value, advancing `running` past it.
-    static __device__ __forceinline__ Out scan_item(uint32_t exclusive, A& running, In item) {
+    static __device__ __forceinline__ Out scan_item(bool exclusive, A& running, In item) {
         const A x = P::load(item);
         if (exclusive) {
             const Out r = P::store(running);

@@ -30,13 +30,21 @@ struct ScanParams {
     const void* in;
     void* out;       // may equal `in`
     uint64_t n;
-    uint64_t seed;   // bits of the initial value (an element of the scanned type), when `exclusive`
-    uint32_t exclusive;
+    uint64_t seed;   // bits of the initial value (an element of the scanned type), unless SCAN_INCLUSIVE
+    uint32_t exclusive;  // SCAN_* below: which result, and whether `seed` starts it
     // Nonzero: a reduction. Nothing is written per item; the tile holding the last item writes the total
     // (the seed, when `exclusive`, ⊕ every item) as the policy's Total to out[0] (classic/scan.cuh,
     // persistent/scan_work.cuh). An empty launch writes the seed (or the identity).
     uint32_t reduce;
     LookbackParams lb;
+};
+
+// ScanParams::exclusive. The seeded inclusive scan is what a sharded scan runs on every shard after the
+// first, seeded with the earlier shards' total (src/shard/): one pass instead of a scan and a fix-up pass.
+enum : uint32_t {
+    SCAN_INCLUSIVE = 0,         // out[i] = in[0] ⊕ … ⊕ in[i]
+    SCAN_EXCLUSIVE = 1,         // out[i] = seed ⊕ in[0] ⊕ … ⊕ in[i-1]
+    SCAN_INCLUSIVE_SEEDED = 2,  // out[i] = seed ⊕ in[0] ⊕ … ⊕ in[i]
 };
 
 // A reduction of a built-in operator, or arg_min / arg_max (classic/reduce.cuh): no look-back. Block b

@@ -54,7 +54,7 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
         return StateMaker::make(status, epoch);
     }
     static __device__ __forceinline__ A initial(const Params& p) {
-        return p.exclusive ? P::seed(p.seed) : Op::template identity<A>();
+        return p.exclusive != SCAN_INCLUSIVE ? P::seed(p.seed) : Op::template identity<A>();
     }
     static __device__ __forceinline__ bool reduces(const Params& p) { return p.reduce; }
     static __device__ __forceinline__ bool needs_prefix(const Params& p) { return !reduces(p); }
@@ -127,7 +127,7 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
                 A x[E];
 #pragma unroll
                 for (int e = 0; e < E; ++e) x[e] = P::load(c.items[e]);
-                scan_row(p.exclusive, x, carry);
+                scan_row(p.exclusive == SCAN_EXCLUSIVE, x, carry);
                 if constexpr (std::is_same<In, Out>::value) {
 #pragma unroll
                     for (int e = 0; e < E; ++e) c.items[e] = P::store(x[e]);
@@ -154,7 +154,7 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
 #pragma unroll
                 for (int e = 0; e < E; ++e) x[e] = P::load(Engine::partial_item(tile, in, first + e, valid, fill));
                 // Padding comes after every item of the tile: what it scans to is never stored.
-                scan_row(p.exclusive, x, carry);
+                scan_row(p.exclusive == SCAN_EXCLUSIVE, x, carry);
 #pragma unroll
                 for (int e = 0; e < E; ++e)
                     if (first + e < valid) out[first + e] = P::store(x[e]);

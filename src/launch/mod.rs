@@ -8,7 +8,8 @@ mod workspace;
 
 pub(crate) use checks::{Span, check_disjoint, check_room, is_capturing, same_context, zero_counts};
 pub(crate) use params::{
-    Partition3Params, ReduceParams, RunsParams, ScanParams, SelectParams, TABLE_MAX_COLUMNS, TableParams,
+    Partition3Params, ReduceParams, RunsParams, SCAN_EXCLUSIVE, SCAN_INCLUSIVE, SCAN_INCLUSIVE_SEEDED, ScanParams,
+    SelectParams, TABLE_MAX_COLUMNS, TableParams,
 };
 pub use workspace::Workspace;
 pub(crate) use workspace::{FINISHED_WORD, PARTIALS_WORD};

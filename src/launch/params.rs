@@ -34,11 +34,19 @@ pub(crate) struct ScanParams {
     pub output: u64,
     pub n: u64,
     pub seed: u64,
+    /// `SCAN_INCLUSIVE`, `SCAN_EXCLUSIVE` or `SCAN_INCLUSIVE_SEEDED`: which result, and whether `seed` starts it.
     pub exclusive: u32,
     /// Nonzero: a reduction, whose total (seed ⊕ every item when `exclusive`) goes to `output[0]`.
     pub reduce: u32,
     pub lb: LookbackParams,
 }
+
+/// `ScanParams::exclusive` of `cuda/core/params.cuh`: `output[i] = input[0] ⊕ … ⊕ input[i]`.
+pub(crate) const SCAN_INCLUSIVE: u32 = 0;
+/// `output[i] = seed ⊕ input[0] ⊕ … ⊕ input[i-1]`.
+pub(crate) const SCAN_EXCLUSIVE: u32 = 1;
+/// `output[i] = seed ⊕ input[0] ⊕ … ⊕ input[i]` (the sharded scans' later shards, `src/shard/`).
+pub(crate) const SCAN_INCLUSIVE_SEEDED: u32 = 2;
 
 /// Mirrors `ReduceParams` of `cuda/core/params.cuh`, field for field.
 #[repr(C)]
