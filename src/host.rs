@@ -181,11 +181,11 @@ pub use runs::{
     unique_by_key,
 };
 pub use runs_by::{non_trivial_runs_by, run_end_encode_by, run_length_encode_by, unique_by, unique_by_key_by};
+pub use table::{count_if2, filter_columns, filter_rows, select_if2};
 pub use user_by_key::{
     exclusive_scan_by_key_user, exclusive_scan_by_key_user_by, inclusive_scan_by_key_user,
     inclusive_scan_by_key_user_by, reduce_by_key_user, reduce_by_key_user_by,
 };
-pub use table::{count_if2, filter_columns, filter_rows, select_if2};
 pub use user_scan::{exclusive_scan_user, inclusive_scan_user};
 
 /// Three-way partition: the items for which `first` holds, the others for which `second` holds, and the
