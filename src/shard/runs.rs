@@ -50,7 +50,7 @@ impl<X: Exchange> ShardGroup<X> {
     /// let runs = group.reduce_by_key_into(&keys, &values, &mut keys_out, &mut sums, ScanOp::Sum)?;
     /// assert_eq!(runs.total, 3);
     /// // Rank 0 owns the run of 2s (its value 1 + 2); rank 1 skips its first run.
-    /// assert_eq!(group.stream(0).clone_dtoh(sums.shards()[0].data())?, [30, 3]);
+    /// assert_eq!(group.stream(0).clone_dtoh(&sums.shards()[0].data().slice(0..2))?, [30, 3]);
     /// let second = runs.parts[1];
     /// assert_eq!((second.skip, second.len, second.offset), (1, 1, 2));
     /// assert_eq!(group.stream(1).clone_dtoh(&sums.shards()[1].data().slice(1..2))?, [5]);
