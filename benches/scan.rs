@@ -30,9 +30,12 @@ usage: cargo bench --bench scan -- [OPTIONS]
                             exclusive_sum_det (Workspace::set_deterministic; each runs right after
                             the default row it is compared with), inclusive_sum_user (a sum written
                             as a run-time compiled user operator, lookback::rtc::UserScanOp; i32, i64,
-                            f32, f64; after inclusive_sum, which it brings in) and affine_user (the
-                            affine recurrence h[t] = a[t]*h[t-1] + b[t]: 8-byte {a, b} f32 pairs in,
-                            f32 out, 12 bytes per item; with f32 only), reduce_sum and arg_min (the
+                            f32, f64; after inclusive_sum, which it brings in),
+                            inclusive_sum_user_comm (the same declared commutative:
+                            UserScanOp::commutative) and affine_user (the
+                            affine recurrence h[t] = a[t]*h[t-1] + b[t]: {a, b} pairs in, h out;
+                            f32: 12 bytes per item, f64: 24, its accumulator in 2-unit status
+                            entries; with f32 and f64 only), reduce_sum and arg_min (the
                             reductions: the input read once, one value written; GB/s counts the
                             bytes read)
   --backoff FIRST:POLL,...  also time inclusive_sum on i32 with each look-back back-off (ns),
@@ -56,6 +59,7 @@ enum Algo {
     InclusiveSumDet,
     ExclusiveSumDet,
     InclusiveSumUser,
+    InclusiveSumUserComm,
     AffineUser,
     ReduceSum,
     ArgMin,
@@ -66,7 +70,7 @@ impl Algo {
     const DEFAULT: [Algo; 4] = [Algo::InclusiveSum, Algo::InclusiveSumInPlace, Algo::ExclusiveSum, Algo::InclusiveMax];
     /// Every row `--algos` takes: the default ones, the opt-in `_devsize`, `_det` and `_user` rows, and
     /// the reductions.
-    const ALL: [Algo; 11] = [
+    const ALL: [Algo; 12] = [
         Algo::InclusiveSum,
         Algo::InclusiveSumInPlace,
         Algo::ExclusiveSum,
@@ -75,6 +79,7 @@ impl Algo {
         Algo::InclusiveSumDet,
         Algo::ExclusiveSumDet,
         Algo::InclusiveSumUser,
+        Algo::InclusiveSumUserComm,
         Algo::AffineUser,
         Algo::ReduceSum,
         Algo::ArgMin,
@@ -90,6 +95,7 @@ impl Algo {
             Algo::InclusiveSumDet => "inclusive_sum_det",
             Algo::ExclusiveSumDet => "exclusive_sum_det",
             Algo::InclusiveSumUser => "inclusive_sum_user",
+            Algo::InclusiveSumUserComm => "inclusive_sum_user_comm",
             Algo::AffineUser => "affine_user",
             Algo::ReduceSum => "reduce_sum",
             Algo::ArgMin => "arg_min",
@@ -100,7 +106,9 @@ impl Algo {
     /// (not deterministic) call, the user sum's built-in one.
     fn base(self) -> Option<Algo> {
         match self {
-            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet | Algo::InclusiveSumUser => Some(Algo::InclusiveSum),
+            Algo::InclusiveSumDevSize | Algo::InclusiveSumDet | Algo::InclusiveSumUser | Algo::InclusiveSumUserComm => {
+                Some(Algo::InclusiveSum)
+            }
             Algo::ExclusiveSumDet => Some(Algo::ExclusiveSum),
             _ => None,
         }
@@ -122,6 +130,7 @@ impl Algo {
             | Algo::InclusiveSumDevSize
             | Algo::InclusiveSumDet
             | Algo::InclusiveSumUser
+            | Algo::InclusiveSumUserComm
             | Algo::AffineUser
             | Algo::ReduceSum
             | Algo::ArgMin => Reference::InclusiveSum,
@@ -302,7 +311,7 @@ fn call<T: Sample>(
         Algo::ExclusiveSumDet => {
             common::deterministic(ws, |ws| ws.exclusive_scan_into(input, output, T::ZERO, ScanOp::Sum))
         }
-        Algo::InclusiveSumUser => match user {
+        Algo::InclusiveSumUser | Algo::InclusiveSumUserComm => match user {
             Some(op) => ws.inclusive_scan_user_into(input, output, op),
             None => Err(lookback::Error::InvalidSource { reason: "the user sum row needs its operator" }),
         },
@@ -399,7 +408,8 @@ impl Bench {
         let mut measured = Measured::default();
         for &spec in specs {
             // affine_user has buffers of its own (run_type); the user sum exists for some types only.
-            if spec.algo == Algo::AffineUser || (spec.algo == Algo::InclusiveSumUser && T::user_sum().is_none()) {
+            let user_row = matches!(spec.algo, Algo::InclusiveSumUser | Algo::InclusiveSumUserComm);
+            if spec.algo == Algo::AffineUser || (user_row && T::user_sum().is_none()) {
                 continue;
             }
             if matches!(spec.algo, Algo::ReduceSum | Algo::ArgMin) {
@@ -444,10 +454,11 @@ impl Bench {
         let algo = spec.algo;
         let device_n = self.stream().clone_htod(&[bufs.host.len() as u64])?;
         let user = match algo {
-            Algo::InclusiveSumUser => {
+            Algo::InclusiveSumUser | Algo::InclusiveSumUserComm => {
                 let op = T::user_sum().ok_or("no user sum for this type")??;
+                let op = if algo == Algo::InclusiveSumUserComm { op.commutative() } else { op };
                 // The compile (or the cache lookup) of the operator's kernels, before anything is timed.
-                print_compile("inclusive_sum_user", T::NAME, log2n, &op.compile(&self.stream())?);
+                print_compile(algo.name(), T::NAME, log2n, &op.compile(&self.stream())?);
                 Some(op)
             }
             _ => None,
@@ -486,7 +497,12 @@ impl Bench {
             Algo::ExclusiveSumDet => fns.deterministic(true)?,
             // The user rows are compared with the built-in row, which has its CUB line; the reductions
             // time CUB in run_reduce.
-            Algo::InclusiveSumDevSize | Algo::InclusiveSumUser | Algo::AffineUser | Algo::ReduceSum | Algo::ArgMin => {
+            Algo::InclusiveSumDevSize
+            | Algo::InclusiveSumUser
+            | Algo::InclusiveSumUserComm
+            | Algo::AffineUser
+            | Algo::ReduceSum
+            | Algo::ArgMin => {
                 return None;
             }
         };
@@ -513,39 +529,53 @@ impl Bench {
             ElemType::F32 => {
                 self.run_size::<f32>(log2n, specs, report)?;
                 if specs.iter().any(|s| s.algo == Algo::AffineUser) {
-                    self.run_affine(log2n, report)?;
+                    self.run_affine::<f32>(log2n, report)?;
                 }
                 Ok(())
             }
-            ElemType::F64 => self.run_size::<f64>(log2n, specs, report),
+            ElemType::F64 => {
+                self.run_size::<f64>(log2n, specs, report)?;
+                if specs.iter().any(|s| s.algo == Algo::AffineUser) {
+                    self.run_affine::<f64>(log2n, report)?;
+                }
+                Ok(())
+            }
         }
     }
 }
 
 impl Bench {
-    /// The `affine_user` row: h[t] = a[t]·h[t-1] + b[t] (h[-1] = 0) as a scan of {a, b} f32 pairs under
-    /// affine composition, storing h. Checked against a sequential f64 loop: every a is in [0.5, 1) and
-    /// every b in [-1, 1), so |h| < 2 and the f32 scan stays within 1e-4 of it (the errors of earlier
-    /// steps shrink by the product of the a's).
-    fn run_affine(&mut self, log2n: u32, report: &mut Report) -> BoxResult<()> {
+    /// The `affine_user` row: h[t] = a[t]·h[t-1] + b[t] (h[-1] = 0) as a scan of {a, b} pairs under
+    /// affine composition, storing h, in f32 or f64. Checked against a sequential f64 loop: every a is in
+    /// [0.5, 1) and every b in [-1, 1), so |h| < 2 and the scan stays within `F::TOLERANCE` of it (the
+    /// errors of earlier steps shrink by the product of the a's).
+    fn run_affine<F>(&mut self, log2n: u32, report: &mut Report) -> BoxResult<()>
+    where
+        F: AffineFloat + std::ops::Mul<Output = F> + std::ops::Add<Output = F>,
+        Affine<F>: DeviceType,
+    {
         let stream = self.stream();
         let n = 1usize << log2n;
         let mut rng = XorShift(0xAFF1_4E00 ^ u64::from(log2n) | 1);
-        let unit = |bits: u64| (bits >> 40) as f32 / (1u64 << 24) as f32;
-        let host: Vec<Affine> =
-            (0..n).map(|_| Affine { a: 0.5 + 0.5 * unit(rng.next()), b: 2.0 * unit(rng.next()) - 1.0 }).collect();
-        let bytes = n * size_of::<Affine>();
-        let copies = copies_for(bytes, bytes + n * 4);
+        let unit = |bits: u64| (bits >> 40) as f64 / (1u64 << 24) as f64;
+        let host: Vec<Affine<F>> = (0..n)
+            .map(|_| Affine {
+                a: F::from_f64(0.5 + 0.5 * unit(rng.next())),
+                b: F::from_f64(2.0 * unit(rng.next()) - 1.0),
+            })
+            .collect();
+        let bytes = n * size_of::<Affine<F>>();
+        let copies = copies_for(bytes, bytes + n * size_of::<F>());
         let inputs = (0..copies).map(|_| stream.clone_htod(&host)).collect::<Result<Vec<_>, _>>()?;
-        let mut outputs = alloc_copies::<f32>(&stream, n, copies)?;
-        // memcpy of the input's bytes (8 per item), rotated over as many copies as the row's.
+        let mut outputs = alloc_copies::<F>(&stream, n, copies)?;
+        // memcpy of the input's bytes (two floats per item), rotated over as many copies as the row's.
         let memcpy_gbps = {
             let (from, mut to) =
-                (alloc_copies::<f32>(&stream, 2 * n, copies)?, alloc_copies::<f32>(&stream, 2 * n, copies)?);
+                (alloc_copies::<F>(&stream, 2 * n, copies)?, alloc_copies::<F>(&stream, 2 * n, copies)?);
             self.memcpy.gbps(&mut self.timer, log2n, &from, &mut to, report)?
         };
-        let op = affine_op()?;
-        print_compile("affine_user", "f32", log2n, &op.compile(&stream)?);
+        let op = affine_op::<F>()?;
+        print_compile("affine_user", <F as BenchElement>::NAME, log2n, &op.compile(&stream)?);
         for out in &mut outputs {
             poison(&stream, out)?;
         }
@@ -559,13 +589,26 @@ impl Bench {
         let got = stream.clone_dtoh(&outputs[self.timer.last_buffer(copies)])?;
         let mut h = 0.0f64;
         for (i, (step, &g)) in host.iter().zip(&got).enumerate() {
-            h = f64::from(step.a) * h + f64::from(step.b);
-            if (f64::from(g) - h).abs() > 1e-4 || g.is_nan() {
-                return Err(format!("CHECK FAILED affine_user f32 n={n}: item {i} is {g}, the loop says {h}").into());
+            h = step.a.to_f64() * h + step.b.to_f64();
+            if (g.to_f64() - h).abs() > F::TOLERANCE || g.to_f64().is_nan() {
+                return Err(format!(
+                    "CHECK FAILED affine_user {} n={n}: item {i} is {g}, the loop says {h}",
+                    <F as BenchElement>::NAME
+                )
+                .into());
             }
         }
         let label = common::engine_label(Algo::AffineUser.name(), self.engine);
-        let row = Row { label, ty: "f32", log2n, copies, median_us: us, gbps: gbps(12 * n, us), memcpy_gbps };
+        let item_bytes = 3 * size_of::<F>();
+        let row = Row {
+            label,
+            ty: <F as BenchElement>::NAME,
+            log2n,
+            copies,
+            median_us: us,
+            gbps: gbps(item_bytes * n, us),
+            memcpy_gbps,
+        };
         #[cfg(feature = "cub-baseline")]
         report.push_with_cub(row, None)?;
         #[cfg(not(feature = "cub-baseline"))]
@@ -676,29 +719,80 @@ impl Bench {
     }
 }
 
-/// One step of the affine recurrence: h ↦ a·h + b.
+/// One step of the affine recurrence: h ↦ a·h + b, over f32 (8 bytes: the accumulator travels in one
+/// 16-byte status entry) or f64 (16 bytes: two units, `MultiState`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-struct Affine {
-    a: f32,
-    b: f32,
+struct Affine<F> {
+    a: F,
+    b: F,
 }
-// SAFETY: #[repr(C)] of two f32 with no padding: every bit pattern is a valid value.
-unsafe impl lookback::cudarc::driver::DeviceRepr for Affine {}
-// SAFETY: the CUDA declaration has the same fields in the same order (8 bytes, 4-byte aligned).
-unsafe impl DeviceType for Affine {
+
+/// The float types of the `affine_user` row.
+trait AffineFloat:
+    BenchElement + lookback::Element + lookback::rtc::DeviceType + Copy + Default + std::fmt::Display
+{
+    /// The CUDA literal suffix (`f` for float).
+    const SUFFIX: &'static str;
+    /// How far the scan may stray from the sequential f64 loop.
+    const TOLERANCE: f64;
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+impl AffineFloat for f32 {
+    const SUFFIX: &'static str = "f";
+    const TOLERANCE: f64 = 1e-4;
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+impl AffineFloat for f64 {
+    const SUFFIX: &'static str = "";
+    const TOLERANCE: f64 = 1e-9;
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+// SAFETY: #[repr(C)] of two floats of one type with no padding: every bit pattern is a valid value.
+unsafe impl lookback::cudarc::driver::DeviceRepr for Affine<f32> {}
+unsafe impl lookback::cudarc::driver::DeviceRepr for Affine<f64> {}
+// SAFETY: the CUDA declarations have the same fields in the same order (8 bytes 4-aligned, 16 bytes
+// 8-aligned).
+unsafe impl DeviceType for Affine<f32> {
     const CUDA_NAME: &'static str = "Affine";
     const CUDA_DECL: &'static str = "struct Affine { float a; float b; };";
+}
+unsafe impl DeviceType for Affine<f64> {
+    const CUDA_NAME: &'static str = "Affine64";
+    const CUDA_DECL: &'static str = "struct Affine64 { double a; double b; };";
 }
 
 /// Steps composed in order (x first, then y): h ↦ y.a·(x.a·h + x.b) + y.b. The scan stores the b of each
 /// prefix: h[t] for h[-1] = 0.
-fn affine_op() -> lookback::Result<UserScanOp<Affine, Affine, f32>> {
-    let compose = |x: Affine, y: Affine| Affine { a: x.a * y.a, b: y.a * x.b + y.b };
+fn affine_op<F>() -> lookback::Result<UserScanOp<Affine<F>, Affine<F>, F>>
+where
+    F: AffineFloat + std::ops::Mul<Output = F> + std::ops::Add<Output = F>,
+    Affine<F>: DeviceType,
+{
+    let compose = |x: Affine<F>, y: Affine<F>| Affine { a: x.a * y.a, b: y.a * x.b + y.b };
+    let (name, one, zero) = (Affine::<F>::CUDA_NAME, format!("1.0{}", F::SUFFIX), format!("0.0{}", F::SUFFIX));
+    let identity = Affine { a: F::from_f64(1.0), b: F::from_f64(0.0) };
     // SAFETY: pure expressions of a and b.
     unsafe {
-        UserScanOp::new("Affine{a.a * b.a, b.a * a.b + b.b}", "Affine{1.0f, 0.0f}", compose, Affine { a: 1.0, b: 0.0 })?
-            .with_store("a.b", |s: Affine| s.b)
+        UserScanOp::new(
+            &format!("{name}{{a.a * b.a, b.a * a.b + b.b}}"),
+            &format!("{name}{{{one}, {zero}}}"),
+            compose,
+            identity,
+        )?
+        .with_store("a.b", |s: Affine<F>| s.b)
     }
 }
 

@@ -209,7 +209,8 @@ pub enum Error {
         cuda_align: Option<usize>,
     },
     /// A type of user code whose size the engine does not handle in that role (input and output items:
-    /// 1, 2, 4, 8 or 16 bytes, the larger at most 8 times the smaller; accumulators: 1, 2, 4 or 8 bytes).
+    /// 1, 2, 4, 8 or 16 bytes, the larger at most 8 times the smaller; accumulators of scans and reductions:
+    /// 1 to 32 bytes; accumulators and values of the keyed primitives: 1, 2, 4 or 8 bytes).
     #[error("{role} type {type_name} has {bytes} bytes; supported: {allowed}")]
     UnsupportedSize {
         /// `input`, `accumulator` or `output`.

@@ -323,7 +323,7 @@ pub mod __private {
         pub use crate::kernels::{Algo, Kernel, PipeTuning, Tuning};
         pub use crate::plan::{
             Buffers, Call, Elem, Grid, Launch, MAX_SHARES, Plan, Primitive, Shape, encode_small_grid_items, grid, plan,
-            small_grid_tiles, user_scan_tuning,
+            small_grid_tiles, status_units, user_scan_tuning,
         };
         pub use crate::runs::RunsMode;
         pub use crate::select::Mode;

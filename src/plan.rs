@@ -87,6 +87,8 @@ pub enum Primitive {
         input_bytes: usize,
         /// Bytes of an output item.
         output_bytes: usize,
+        /// Bytes of the accumulator (which fix its status entry: [`status_units`]).
+        acc_bytes: usize,
     },
     /// A reduction with a built-in operator (`cuda/classic/reduce.cuh`).
     Reduce {
@@ -110,6 +112,8 @@ pub enum Primitive {
         input_bytes: usize,
         /// Bytes of an output item (the agent's tile is the scan's).
         output_bytes: usize,
+        /// Bytes of the accumulator (which fix its status entry: [`status_units`]).
+        acc_bytes: usize,
     },
     /// One launch of the selection kernels (`select_raw`): compaction, count, mask or a partition as
     /// `mode` says, by a predicate or uniqueness, or by a flag column (`flagged`).
@@ -242,6 +246,9 @@ pub struct Launch {
     pub shape: Shape,
     /// Tiles of the input.
     pub tiles: usize,
+    /// 16-byte units of a tile's status entry: 1, or more for a user accumulator of more than 8 bytes
+    /// ([`status_units`]).
+    pub status_units: usize,
 }
 
 impl Launch {
@@ -282,7 +289,8 @@ pub fn plan(call: &Call) -> Result<Plan> {
 fn classic(call: &Call) -> Result<Launch> {
     let tiled = |kernel, row, bytes: usize| {
         let tuning = kernels::tuning(row, bytes);
-        Launch { kernel, row, shape: Shape::Classic(tuning), tiles: call.n.div_ceil(tuning.tile_items(bytes)) }
+        let tiles = call.n.div_ceil(tuning.tile_items(bytes));
+        Launch { kernel, row, shape: Shape::Classic(tuning), tiles, status_units: 1 }
     };
     let shares = |kernel, bytes: usize| {
         let tuning = kernels::tuning(Algo::Reduce, bytes);
@@ -291,6 +299,7 @@ fn classic(call: &Call) -> Result<Launch> {
             row: Algo::Reduce,
             shape: Shape::Shares(tuning),
             tiles: call.n.div_ceil(tuning.tile_items(bytes)),
+            status_units: 1,
         }
     };
     Ok(match call.primitive {
@@ -306,11 +315,12 @@ fn classic(call: &Call) -> Result<Launch> {
             let kernel = if max { kernels::arg_max_kernel(ty.dtype) } else { kernels::arg_min_kernel(ty.dtype) };
             shares(kernel, ty.bytes)
         }
-        Primitive::UserScan { kernels, input_bytes, output_bytes }
-        | Primitive::UserReduce { kernels, input_bytes, output_bytes } => {
+        Primitive::UserScan { kernels, input_bytes, output_bytes, acc_bytes }
+        | Primitive::UserReduce { kernels, input_bytes, output_bytes, acc_bytes } => {
             let tuning = user_scan_tuning(input_bytes, output_bytes);
             let tiles = call.n.div_ceil(tuning.tile_items(input_bytes));
-            Launch { kernel: kernels.classic, row: Algo::Scan, shape: Shape::Classic(tuning), tiles }
+            let status_units = status_units(acc_bytes);
+            Launch { kernel: kernels.classic, row: Algo::Scan, shape: Shape::Classic(tuning), tiles, status_units }
         }
         Primitive::Select { ty, .. } => tiled(kernels::select_kernel(ty.dtype), Algo::Select, ty.bytes),
         Primitive::Partition3 { ty } => tiled(kernels::partition3_kernel(ty.dtype), Algo::Select, ty.bytes),
@@ -453,7 +463,19 @@ fn persistent(call: &Call) -> Option<Launch> {
     if u32::try_from(tiles).is_err() || !call.sm90 {
         return None;
     }
-    Some(Launch { kernel, row, shape: Shape::Persistent(pipe), tiles })
+    let status_units = match call.primitive {
+        Primitive::UserScan { acc_bytes, .. } | Primitive::UserReduce { acc_bytes, .. } => status_units(acc_bytes),
+        _ => 1,
+    };
+    Some(Launch { kernel, row, shape: Shape::Persistent(pipe), tiles, status_units })
+}
+
+/// 16-byte units of a tile's status entry for an accumulator of `acc_bytes` bytes: one up to 8 bytes
+/// (the value beside its tag in one word or one 16-byte entry), else one per 8 bytes of the value, each
+/// 64-bit word holding 32 bits of it beside the tag (`MultiState` and `entry_units_for` in
+/// `cuda/core/tile_state.cuh`).
+pub const fn status_units(acc_bytes: usize) -> usize {
+    if acc_bytes <= 8 { 1 } else { acc_bytes.div_ceil(8) }
 }
 
 /// The classic tile of a scan with user code whose input and output items have `input_bytes` and

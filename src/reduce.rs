@@ -198,7 +198,12 @@ impl Workspace {
         let stream = input.stream().clone();
         self.enter(&stream)?;
         let (kernels, _) = crate::rtc::scan_kernels(stream.context(), &op.code)?;
-        let primitive = Primitive::UserReduce { kernels, input_bytes: size_of::<In>(), output_bytes: size_of::<Out>() };
+        let primitive = Primitive::UserReduce {
+            kernels,
+            input_bytes: size_of::<In>(),
+            output_bytes: size_of::<Out>(),
+            acc_bytes: size_of::<A>(),
+        };
         self.reduce_raw(input, output, primitive)
     }
 
@@ -225,7 +230,7 @@ impl Workspace {
                 input: src,
                 output: dst,
                 n: n as u64,
-                seed: 0,
+                seed: [0; 4],
                 exclusive: 0,
                 reduce: 1,
                 lb,

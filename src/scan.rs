@@ -209,9 +209,9 @@ impl Workspace {
         op: ScanOp,
     ) -> Result<()> {
         let (exclusive, seed) = match seed {
-            Seed::None => (SCAN_INCLUSIVE, 0),
-            Seed::Exclusive(init) => (SCAN_EXCLUSIVE, init.to_bits()),
-            Seed::Inclusive(seed) => (SCAN_INCLUSIVE_SEEDED, seed.to_bits()),
+            Seed::None => (SCAN_INCLUSIVE, [0; 4]),
+            Seed::Exclusive(init) => (SCAN_EXCLUSIVE, [init.to_bits(), 0, 0, 0]),
+            Seed::Inclusive(seed) => (SCAN_INCLUSIVE_SEEDED, [seed.to_bits(), 0, 0, 0]),
         };
         let primitive = Primitive::Scan { op, ty: Elem::of::<T>() };
         let launch =

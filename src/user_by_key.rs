@@ -11,7 +11,7 @@ use crate::launch::{Span, Workspace, check_disjoint, check_room, same_context, z
 use crate::plan::Primitive;
 use crate::rtc::{DeviceType, EqCode, UserScanOp};
 use crate::runs::{KeyedCall, Runs, RunsMode, key_equality};
-use crate::user_scan::seed_bits;
+use crate::user_scan::seed_words;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use std::sync::Arc;
 
@@ -272,7 +272,7 @@ impl Workspace {
         )?;
         let call = KeyedCall { keys: k, values: v, out_keys: 0, out_values: o, num_runs: 0, n };
         let (mode, seed) = match init {
-            Some(init) => (RunsMode::ScanExclusive, seed_bits(init)),
+            Some(init) => (RunsMode::ScanExclusive, seed_words(init)[0]),
             None => (RunsMode::ScanInclusive, 0),
         };
         self.user_runs::<K, In, A, Out>(&stream, call, mode, seed, op, compare)

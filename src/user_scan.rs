@@ -121,10 +121,15 @@ impl Workspace {
         let (kernels, _) = crate::rtc::scan_kernels(stream.context(), &op.code)?;
         let (src, _read) = input.device_ptr(&stream);
         let (dst, _write) = output.device_ptr_mut(&stream);
-        let primitive = Primitive::UserScan { kernels, input_bytes: size_of::<In>(), output_bytes: size_of::<Out>() };
+        let primitive = Primitive::UserScan {
+            kernels,
+            input_bytes: size_of::<In>(),
+            output_bytes: size_of::<Out>(),
+            acc_bytes: size_of::<A>(),
+        };
         let launch =
             self.plan_launch(&stream, primitive, n, Buffers { input: src, output: dst, ..Buffers::default() })?;
-        let seed = init.map_or(0, seed_bits);
+        let seed = init.map_or([0; 4], seed_words);
         self.launch(&stream, launch, |lb, _| ScanParams {
             input: src,
             output: dst,
@@ -137,15 +142,15 @@ impl Workspace {
     }
 }
 
-/// The bytes of an accumulator value (at most 8: `check_sizes`), zero-extended, as the kernels read an
-/// exclusive scan's seed (`from_bits<A>` of its low bytes).
-pub(crate) fn seed_bits<A: DeviceType>(value: A) -> u64 {
-    let mut bytes = [0u8; 8];
-    let size = size_of::<A>().min(8);
+/// The bytes of an accumulator value (at most 32: `check_sizes`), zero-extended to four little-endian
+/// words, as the scan kernels read an exclusive scan's seed (`ScanParams::seed`: its low bytes).
+pub(crate) fn seed_words<A: DeviceType>(value: A) -> [u64; 4] {
+    let mut bytes = [0u8; 32];
+    let size = size_of::<A>().min(32);
     // SAFETY: `value` is a live `A` of `size_of::<A>()` bytes, none of them padding (a promise of
     // DeviceType), so all `size` bytes read are initialized; `bytes` has room for them.
     unsafe { std::ptr::copy_nonoverlapping((&raw const value).cast::<u8>(), bytes.as_mut_ptr(), size) };
-    u64::from_le_bytes(bytes)
+    std::array::from_fn(|w| u64::from_le_bytes(bytes[8 * w..8 * w + 8].try_into().expect("8 bytes")))
 }
 
 /// Inclusive scan with a user operator into a new buffer on `input`'s stream. Allocates the output and a

@@ -533,13 +533,23 @@ fn user_scans_take_the_scan_rows_with_their_own_tile() {
         persistent: lookback::__private::plan::Kernel { name: "lookback_rtc_pipe_scan", image: 1 << 30 },
     };
     // u8 flags into u64 offsets: tiles of the classic agent counted in input items.
-    let primitive = Primitive::UserScan { kernels, input_bytes: 1, output_bytes: 8 };
+    let primitive = Primitive::UserScan { kernels, input_bytes: 1, output_bytes: 8, acc_bytes: 8 };
     let tile = lookback::__private::user_scan_tile_items(1, 8);
     let p = planned(&call(primitive, 10 * tile + 1, Engine::Classic));
     assert_eq!((p.classic.kernel, p.classic.tiles, p.persistent), (kernels.classic, 11, None));
     // The persistent kernel where the built-in scan of the same input bytes takes it.
     let p = planned(&call(primitive, 1 << 30, Engine::Auto));
     assert_eq!(p.persistent.map(|l| l.kernel), Some(kernels.persistent));
+    // Status entries: one 16-byte unit up to 8-byte accumulators, then one per 8 bytes, on both engines.
+    assert_eq!(p.classic.status_units, 1);
+    for (acc_bytes, units) in [(1, 1), (4, 1), (8, 1), (9, 2), (12, 2), (16, 2), (17, 3), (24, 3), (32, 4)] {
+        assert_eq!(lookback::__private::plan::status_units(acc_bytes), units, "{acc_bytes}");
+        let primitive = Primitive::UserScan { kernels, input_bytes: 16, output_bytes: 16, acc_bytes };
+        let p = planned(&call(primitive, 1 << 30, Engine::Auto));
+        assert_eq!((p.classic.status_units, p.persistent.map(|l| l.status_units)), (units, Some(units)));
+        let primitive = Primitive::UserReduce { kernels, input_bytes: 16, output_bytes: 16, acc_bytes };
+        assert_eq!(planned(&call(primitive, 1 << 30, Engine::Auto)).classic.status_units, units);
+    }
 }
 
 #[test]

@@ -455,7 +455,8 @@ fn user_reductions_match_the_closures() {
             assert_eq!(got[1], 0xdead_beef, "{engine:?} n={n}: wrote past the result");
         }
     }
-    // 16-byte accumulators have no status format yet: a typed error before anything is compiled.
+    // A 16-byte accumulator (status entries of two units, MultiState): a non-commutative product of
+    // 2×2 matrices mod 2^32, on both engines, across tiles and windows of tiles.
     // SAFETY: pure code over a and b.
     let mat = unsafe {
         UserScanOp::from_body(
@@ -471,11 +472,26 @@ fn user_reductions_match_the_closures() {
         )
     }
     .unwrap();
-    let d = stream.clone_htod(&[Mat32 { m: [2, 3, 5, 7] }; 3]).unwrap();
-    // SAFETY: the call fails before it writes, and nothing reads the buffer.
-    let mut out = unsafe { stream.alloc::<Mat32>(1) }.unwrap();
-    let err = ws.reduce_user_into(&d, &mut out, &mat).unwrap_err();
-    assert!(matches!(err, Error::UnsupportedSize { role: "accumulator", .. }), "{err}");
+    let t = lookback::__private::user_scan_tile_items(16, 16);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        ws.set_engine(engine);
+        for n in [0, 1, t - 1, t + 1, 33 * t + 7, 1100 * t + 3] {
+            let mut r = Rng::new(n as u64);
+            let items: Vec<Mat32> = (0..n)
+                .map(|_| {
+                    let (x, y) = (r.next_u64(), r.next_u64());
+                    Mat32 { m: [x as u32, (x >> 32) as u32, y as u32, (y >> 32) as u32] }
+                })
+                .collect();
+            let d = stream.clone_htod(&items).unwrap();
+            let poison = Mat32 { m: [0xdead_beef; 4] };
+            let mut out = stream.clone_htod(&[poison; 2]).unwrap();
+            ws.reduce_user_into(&d, &mut out, &mat).unwrap();
+            let got = stream.clone_dtoh(&out).unwrap();
+            assert_eq!(got[0], host::reduce_user(&items, &mat), "{engine:?} n={n}: 16-byte product");
+            assert_eq!(got[1], poison, "{engine:?} n={n}: wrote past the result");
+        }
+    }
 }
 
 /// Compute-sanitizer cases (`run.sh sanitize BIN sanitizer_cases`): partial and many tiles, the shares

@@ -172,11 +172,27 @@ fn unsupported_sizes_are_typed_errors_before_any_compile() {
         Err(Error::UnsupportedSize { role: "input", bytes: 3, .. }) => {}
         other => panic!("{other:?}"),
     }
-    // A 16-byte accumulator: items may have 16 bytes, accumulators at most 8.
-    let wide = unsafe { UserScanOp::new("a", "Quad{}", |a: Quad, _| a, Quad { c: [0; 4] }) }.unwrap();
+    // A 40-byte accumulator: items may have 16 bytes, accumulators at most 32.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Five([u64; 5]);
+    // SAFETY: no padding, every bit pattern valid (never run).
+    unsafe impl DeviceRepr for Five {}
+    unsafe impl DeviceType for Five {
+        const CUDA_NAME: &'static str = "Five";
+        const CUDA_DECL: &'static str = "struct Five { uint64_t v[5]; };";
+    }
+    let wide = unsafe {
+        UserScanOp::new("a", "Five{}", |a: Five, _| a, Five([0; 5]))
+            .unwrap()
+            .with_load("Five{}", |_: u64| Five([0; 5]))
+            .unwrap()
+            .with_store("a.v[0]", |a: Five| a.0[0])
+    }
+    .unwrap();
     match wide.compile_for_arch("sm_90") {
-        Err(e @ Error::UnsupportedSize { role: "accumulator", bytes: 16, .. }) => {
-            assert!(e.to_string().contains("1, 2, 4 or 8 bytes"), "{e}")
+        Err(e @ Error::UnsupportedSize { role: "accumulator", bytes: 40, .. }) => {
+            assert!(e.to_string().contains("1 to 32 bytes"), "{e}")
         }
         other => panic!("{other:?}"),
     }
@@ -554,6 +570,44 @@ fn the_deterministic_mode_covers_user_operators() {
                     assert!(bits == *f, "{engine:?} deterministic affine scan: run {run} differs from the first")
                 }
             }
+        }
+    }
+}
+
+/// A user sum declared commutative takes the built-in operators' order (a tile's items as they arrive):
+/// still bit for bit the built-in integer sum, inclusive, exclusive and reduced, on both engines; the
+/// declaration reaches the program and is part of what the caches key on.
+#[test]
+fn a_commutative_user_sum_equals_the_built_in() {
+    let op = user_sum_u32().commutative();
+    assert!(op.is_commutative() && !user_sum_u32().is_commutative());
+    assert!(op.cuda_program().contains("COMMUTATIVE = true"));
+    assert!(user_sum_u32().cuda_program().contains("COMMUTATIVE = false"));
+    if !nvrtc() {
+        return;
+    }
+    for arch in ["sm_80", "sm_90"] {
+        op.compile_for_arch(arch).unwrap();
+    }
+    let Some(stream) = gpu() else { return };
+    for n in boundary_sizes(4, 4) {
+        let input = random_u32(n, 5 + n as u64);
+        let d_in = stream.clone_htod(&input).unwrap();
+        let builtin = stream.clone_dtoh(&lookback::inclusive_scan(&d_in, ScanOp::Sum).unwrap()).unwrap();
+        for got in run_both(&stream, &input, None, &op, 0xDEAD_BEEF) {
+            assert_eq!(got, builtin, "n={n}");
+        }
+        let builtin = stream.clone_dtoh(&lookback::exclusive_scan(&d_in, 7, ScanOp::Sum).unwrap()).unwrap();
+        for got in run_both(&stream, &input, Some(7), &op, 0xDEAD_BEEF) {
+            assert_eq!(got, builtin, "exclusive n={n}");
+        }
+        for engine in [Engine::Classic, Engine::Persistent] {
+            let mut ws = Workspace::new(&stream);
+            ws.set_engine(engine);
+            let mut total = stream.clone_htod(&[1u32, 2]).unwrap();
+            ws.reduce_user_into(&d_in, &mut total, &op).unwrap();
+            let want = input.iter().fold(0u32, |a, &x| a.wrapping_add(x));
+            assert_eq!(stream.clone_dtoh(&total).unwrap(), [want, 2], "{engine:?} reduce n={n}");
         }
     }
 }

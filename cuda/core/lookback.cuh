@@ -118,10 +118,13 @@ template <class Op> struct CutsAtHeads : std::false_type {};
 // Tiles per deterministic window: one per lane of the look-back warp.
 constexpr int ANCHOR_WINDOW = 32;
 
-// The status entry of window `a`'s anchor: the top of the region holds them, below the tiles (the host
-// gives each region status_tiles >= tiles + tiles / 32 + 1 entries: src/launch/workspace.rs).
+// The status entry of window `a`'s anchor: the top of the region holds them, above the tiles (the host
+// gives each region status_tiles >= entry_units · (tiles + tiles / 32 + 1) 16-byte units:
+// src/launch/launcher.rs). Entries of several units (MultiState) count status_tiles / units.
 __device__ __forceinline__ uint64_t anchor_entry(const LookbackParams& lb, int64_t a) {
-    return (uint64_t)lb.status_tiles - 1 - (uint64_t)a;
+    const unsigned units = entry_units(lb);
+    const uint64_t entries = units == 1 ? (uint64_t)lb.status_tiles : (uint64_t)lb.status_tiles / units;
+    return entries - 1 - (uint64_t)a;
 }
 
 // Whether `tile` must look back although it needs no prefix: an anchor under LB_DETERMINISTIC, for the

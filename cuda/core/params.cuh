@@ -9,10 +9,11 @@ namespace lookback {
 // The look-back workspace of one launch (see tile_state.cuh). Nothing in it changes from launch to launch
 // of one workspace except `items` and the back-off, so a launch captured in a CUDA graph replays correctly.
 struct LookbackParams {
-    uint64_t* status;        // two status regions of 2 · status_tiles words (a word or a 16-byte entry per tile)
+    uint64_t* status;        // two status regions of 2 · status_tiles words (16-byte units: a word, or an entry
+                             // of entry_units units, per tile)
     uint64_t* header;        // the launch word: round << 32 | tile ids taken (tile_state.cuh)
     const uint64_t* items;   // null, or the item count of a call sized on the device (bounded by the params' n)
-    uint32_t status_tiles;   // entries of one status region: the tiles, then the anchors (lookback.cuh)
+    uint32_t status_tiles;   // 16-byte units of one status region: the tiles' entries, then the anchors' (lookback.cuh)
     uint32_t first_poll_ns;  // back-off before the first poll of a predecessor
     uint32_t poll_ns;        // back-off between polls
     uint32_t flags;          // LB_* below
@@ -24,13 +25,19 @@ enum : uint32_t {
     // Order-sensitive operators (OrderSensitive in ops.cuh: float sums) combine tiles' values strictly in
     // tile order, so the results are the same bits whatever the timing (lookback.cuh, persistent/engine.cuh).
     LB_DETERMINISTIC = 2,
+    // Bits 8-9: 16-byte units per status entry, minus one (tile_state.cuh's MultiState: user accumulators
+    // of more than 8 bytes). 0 for every other launch.
+    LB_ENTRY_UNITS_SHIFT = 8,
+    LB_ENTRY_UNITS_MASK = 3,
+    LB_MAX_ENTRY_UNITS = 4,
 };
 
 struct ScanParams {
     const void* in;
     void* out;       // may equal `in`
     uint64_t n;
-    uint64_t seed;   // bits of the initial value (an element of the scanned type), unless SCAN_INCLUSIVE
+    uint64_t seed[4];  // bits of the initial value (an element of the scanned type, or a user accumulator of
+                       // up to 32 bytes, low bytes first), unless SCAN_INCLUSIVE
     uint32_t exclusive;  // SCAN_* below: which result, and whether `seed` starts it
     // Nonzero: a reduction. Nothing is written per item; the tile holding the last item writes the total
     // (the seed, when `exclusive`, ⊕ every item) as the policy's Total to out[0] (classic/scan.cuh,
@@ -146,7 +153,7 @@ struct Partition3Params {
 // The Rust mirrors assert the same sizes (src/launch/params.rs).
 static_assert(sizeof(lookback::LookbackParams) == 40, "LookbackParams layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::ReduceParams) == 48, "ReduceParams layout changed: update src/launch/params.rs");
-static_assert(sizeof(lookback::ScanParams) == 80, "ScanParams layout changed: update src/launch/params.rs");
+static_assert(sizeof(lookback::ScanParams) == 104, "ScanParams layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::Partition3Params) == 648, "Partition3Params layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::RunsParams) == 120, "RunsParams layout changed: update src/launch/params.rs");
 static_assert(sizeof(lookback::SelectParams) == 384, "SelectParams layout changed: update src/launch/params.rs");

@@ -5,7 +5,8 @@
 //                          warp and block scans take as it is;
 //   load(In) -> A          what an item contributes (a transform on load: u8 flags → u64 counts);
 //   store(A) -> Out        what a scanned value writes;
-//   seed(raw) -> A         an exclusive scan's initial value, from the bits in ScanParams::seed;
+//   seed(raw) -> A         an exclusive scan's initial value, from the bits in ScanParams::seed (raw: its
+//                          four words);
 //   pad() -> In            what fills a partial tile past its items;
 //   COMMUTATIVE            whether the agents may fold items out of tile order (the classic agent reduces
 //                          a tile as it arrives, striped; the persistent one reduces lane-major);
@@ -49,7 +50,7 @@ template <class T, class Op_> struct BuiltinScan {
     static __device__ __forceinline__ Out store(A a) { return Acc<T>::store(a); }
     static __device__ __forceinline__ Total total(A a) { return store(a); }
     // The host passes the initial value as an element of T (f16 → f32 here).
-    static __device__ __forceinline__ A seed(uint64_t raw) { return load_seed<T>(raw); }
+    static __device__ __forceinline__ A seed(const uint64_t* raw) { return load_seed<T>(raw[0]); }
     static __device__ __forceinline__ In pad() { return Acc<T>::store(Op::template identity<A>()); }
 };
 

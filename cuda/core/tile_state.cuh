@@ -241,13 +241,73 @@ template <class P, bool POSITIONS, int TILE_ITEMS> struct RunsPairState {
     }
 };
 
+// 16-byte units of the status entry of an accumulator of `bytes` bytes: one up to 8 bytes (PackedState
+// and WideState), else MultiState's. The host computes the same (src/launch/launcher.rs, entry_units).
+__host__ __device__ constexpr int entry_units_for(int bytes) { return bytes <= 8 ? 1 : (bytes + 7) / 8; }
+
+// Accumulators of other sizes (user operators compiled at run time, src/rtc: up to 32 bytes): one entry of
+// UNITS 16-byte units per tile, words[2·UNITS·t ..). Each 64-bit word is tag << 32 | 32 bits of the value
+// (low bits first), so every word says on its own which write it came from: WideState's format on more
+// units (WideState is the case of one unit). A reader loads every unit, one vector access each, all issued
+// before any is tested, and accepts the entry only when every word carries the same tag, which only one
+// write of a launch can have left (torn): a partly overwritten or partly visible entry reads as X and is
+// polled again. Entries are UNITS times wider, so a region holds status_tiles / UNITS of them and the
+// anchors of the deterministic look-back sit at the top of that count (anchor_entry in lookback.cuh);
+// the host sizes the regions for it and passes UNITS in the launch's flags (entry_units).
+template <class A, bool ORDERED> struct MultiState {
+    static constexpr int PIECES = (int)(sizeof(A) + 3) / 4;
+    static constexpr int UNITS = (PIECES + 1) / 2;
+    static_assert(UNITS <= LB_MAX_ENTRY_UNITS, "status entries hold accumulators of at most 32 bytes");
+    static_assert(UNITS == entry_units_for((int)sizeof(A)), "the host's status_units (src/plan.rs) must agree");
+    uint64_t* words;
+    unsigned epoch;
+
+    __device__ __forceinline__ void publish(uint64_t tile, unsigned state, A value) const {
+        uint32_t piece[2 * UNITS] = {};
+        memcpy(piece, &value, sizeof(A));
+        const uint64_t tag = (uint64_t)make_tag(epoch, state) << 32;
+        uint64_t* entry = words + 2 * UNITS * tile;
+#pragma unroll
+        for (int u = 0; u < UNITS; ++u) st_pair<ORDERED>(entry + 2 * u, U64Pair{tag | piece[2 * u], tag | piece[2 * u + 1]});
+    }
+    __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
+        const uint64_t* entry = words + 2 * UNITS * tile;
+        U64Pair w[UNITS];
+#pragma unroll
+        for (int u = 0; u < UNITS; ++u) w[u] = ld_pair<ORDERED>(entry + 2 * u);
+        const unsigned tag = (unsigned)(w[0].lo >> 32);
+        bool same = true;
+#pragma unroll
+        for (int u = 0; u < UNITS; ++u) same &= (unsigned)(w[u].lo >> 32) == tag && (unsigned)(w[u].hi >> 32) == tag;
+        if (!same) return STATUS_X;
+        const unsigned state = tag_state(tag, epoch);
+        if (state != STATUS_X) {
+            uint32_t piece[2 * UNITS];
+#pragma unroll
+            for (int u = 0; u < UNITS; ++u) {
+                piece[2 * u] = (uint32_t)w[u].lo;
+                piece[2 * u + 1] = (uint32_t)w[u].hi;
+            }
+            memcpy(&value, piece, sizeof(A));
+        }
+        return state;
+    }
+};
+
 // The status representation for an accumulator type, with or without release/acquire ordering.
-template <class A, bool ORDERED, bool ONE_WORD = (sizeof(A) <= 4)> struct StateFor {
+template <class A, bool ORDERED, int FORMAT = (sizeof(A) == 1 || sizeof(A) == 2 || sizeof(A) == 4) ? 0
+                                              : sizeof(A) == 8                                      ? 1
+                                                                                                    : 2>
+struct StateFor {
     using type = PackedState<A, ORDERED>;
     static __device__ __forceinline__ type make(uint64_t* words, unsigned epoch) { return {words, epoch}; }
 };
-template <class A, bool ORDERED> struct StateFor<A, ORDERED, false> {
+template <class A, bool ORDERED> struct StateFor<A, ORDERED, 1> {
     using type = WideState<A, ORDERED>;
+    static __device__ __forceinline__ type make(uint64_t* words, unsigned epoch) { return {words, epoch}; }
+};
+template <class A, bool ORDERED> struct StateFor<A, ORDERED, 2> {
+    using type = MultiState<A, ORDERED>;
     static __device__ __forceinline__ type make(uint64_t* words, unsigned epoch) { return {words, epoch}; }
 };
 
@@ -272,7 +332,14 @@ __device__ __forceinline__ uint64_t take_ticket(const LookbackParams& lb, uint64
 }
 __device__ __forceinline__ uint64_t ticket_tile(uint64_t ticket) { return ticket & 0xffffffffu; }
 __device__ __forceinline__ unsigned ticket_epoch(uint64_t ticket) { return (unsigned)(ticket >> 32) % EPOCHS + 1; }
+// A region is 2 · status_tiles words whatever the launch's entry format, so that launches of different
+// formats in one workspace agree on where each region lies (a region is cleared, and told from the other,
+// by that geometry alone).
 __device__ __forceinline__ uint64_t region_words(const LookbackParams& lb) { return 2 * (uint64_t)lb.status_tiles; }
+// 16-byte units per status entry of this launch (MultiState), from its flags: 1 unless the host set more.
+__device__ __forceinline__ unsigned entry_units(const LookbackParams& lb) {
+    return ((lb.flags >> LB_ENTRY_UNITS_SHIFT) & LB_ENTRY_UNITS_MASK) + 1;
+}
 __device__ __forceinline__ uint64_t* ticket_status(const LookbackParams& lb, uint64_t ticket) {
     return lb.status + ((ticket >> 32) >= EPOCHS ? region_words(lb) : 0);
 }

@@ -2,11 +2,12 @@
 // instantiated for a user operator. The program that includes this header defines first
 //   LOOKBACK_RTC_SCAN  a type with In, A and Out (input item, accumulator, output item) and the static
 //                      __device__ functions load(In) -> A, apply(A, A) -> A, identity() -> A and
-//                      store(A) -> Out.
+//                      store(A) -> Out, and the constant COMMUTATIVE (the user's declaration).
 // The kernels are the agents scan.cu and pipe_scan.cu build for the built-in operators, with the user's
 // policy: the same tuning rows, launch bounds and parameter block (the exclusive scan's seed holds the
 // bits of an A), so the host plans and launches them as it does the built-in ones (src/plan.rs,
-// Primitive::UserScan). The user's operator need not commute: both agents combine in tile order.
+// Primitive::UserScan). The user's operator need not commute: both agents combine in tile order, unless
+// it is declared commutative, when they take the built-in operators' order (scan_policy.cuh).
 // Each module holds one scan, so the names are fixed.
 #pragma once
 #include "../classic/scan.cuh"
@@ -20,7 +21,8 @@ template <class U> struct UserScan {
     using Out = typename U::Out;
     using A = typename U::A;
     using Op = UserScanOp<U>;
-    static constexpr bool COMMUTATIVE = false;
+    // Declared by the user (UserScanOp::commutative); otherwise both agents combine in tile order.
+    static constexpr bool COMMUTATIVE = U::COMMUTATIVE;
     // load is a transform: padding is skipped by index, whatever it holds.
     static constexpr bool PAD_IS_IDENTITY = false;
     // A reduction with the user's operator writes its total as an output item.
@@ -29,7 +31,11 @@ template <class U> struct UserScan {
     static __device__ __forceinline__ A load_at(In x, uint64_t) { return U::load(x); }
     static __device__ __forceinline__ Out store(A a) { return U::store(a); }
     static __device__ __forceinline__ Total total(A a) { return U::store(a); }
-    static __device__ __forceinline__ A seed(uint64_t raw) { return from_bits<A>((typename Bits<sizeof(A)>::type)raw); }
+    static __device__ __forceinline__ A seed(const uint64_t* raw) {
+        A a;
+        memcpy(&a, raw, sizeof(A));
+        return a;
+    }
     static __device__ __forceinline__ In pad() { return In{}; }
 };
 

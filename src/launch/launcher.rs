@@ -1,7 +1,7 @@
 //! The one place that launches kernels: a call's plan (`crate::plan`) checked against what only the
 //! driver knows — whether a persistent kernel fits the GPU's shared memory — and launched with the
 //! workspace's look-back state.
-use super::params::{LB_DETERMINISTIC, LB_PREFETCH_GUESS, LookbackParams};
+use super::params::{LB_DETERMINISTIC, LB_ENTRY_UNITS_SHIFT, LB_MAX_ENTRY_UNITS, LB_PREFETCH_GUESS, LookbackParams};
 use super::workspace::{HEADER, MAX_TILES, region_entries};
 use super::{Backoff, Workspace};
 use crate::error::{Error, Result};
@@ -101,13 +101,22 @@ impl Workspace {
         if tiles > MAX_TILES {
             return Err(too_many());
         }
-        if tiles > self.capacity || self.buf.is_none() {
+        // The capacity counts 16-byte units of a region. Entries of several units (user accumulators of
+        // more than 8 bytes) need that many for every tile and anchor entry (`anchor_entry` in
+        // `cuda/core/lookback.cuh` counts `status_tiles / units` entries).
+        let units = launch.status_units;
+        debug_assert!((1..=LB_MAX_ENTRY_UNITS).contains(&units), "accumulators of at most 32 bytes (check_sizes)");
+        let needed = if units == 1 { tiles } else { units * region_entries(tiles) };
+        if needed > MAX_TILES {
+            return Err(too_many());
+        }
+        if needed > self.capacity || self.buf.is_none() {
             if capturing {
                 return Err(Error::NotCapturable {
                     reason: "the workspace must grow: call Workspace::reserve (or one eager call of this size) before the capture",
                 });
             }
-            self.grow(stream, tiles)?;
+            self.grow(stream, needed)?;
         }
         let backoff: Backoff = self.backoff.unwrap_or(grid.backoff);
         let status_tiles = u32::try_from(region_entries(self.capacity)).map_err(|_| too_many())?;
@@ -122,13 +131,17 @@ impl Workspace {
             first_poll_ns: backoff.first_poll_ns,
             poll_ns: backoff.poll_ns,
             flags: if grid.prefetch { LB_PREFETCH_GUESS } else { 0 }
-                | if self.deterministic { LB_DETERMINISTIC } else { 0 },
+                | if self.deterministic { LB_DETERMINISTIC } else { 0 }
+                | (units as u32 - 1) << LB_ENTRY_UNITS_SHIFT,
         };
         let params = make(lookback, base + 8);
         // SAFETY: every kernel of the table takes exactly one by-value parameter block, and `P` is the
         // #[repr(C)] mirror of the one `launch.kernel` takes (the caller pairs them). The workspace holds
         // two regions of `STATUS_WORDS·status_tiles` status words (16-byte aligned: HEADER is even),
         // status_tiles = region_entries(capacity) and capacity >= tiles (room for the anchor entries too),
+        // or capacity >= units·region_entries(tiles) for entries of `units` 16-byte units (the flags say
+        // how many, and the kernel's status format has that many: `status_units` agrees with
+        // `entry_units_for` of `cuda/core/tile_state.cuh`),
         // after the counter; the caller's buffers are valid for the lengths it put in `P` and stay
         // borrowed (with their guards) until after this launch is enqueued. A persistent launch gets the
         // dynamic shared memory its agent expects (`PipeTuning::ring_bytes`, the same table as the

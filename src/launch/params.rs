@@ -26,6 +26,11 @@ pub(crate) const LB_PREFETCH_GUESS: u32 = 1;
 /// `LB_DETERMINISTIC` of `cuda/core/params.cuh`: float sums combine tiles strictly in tile order
 /// ([`Workspace::set_deterministic`](crate::Workspace::set_deterministic)).
 pub(crate) const LB_DETERMINISTIC: u32 = 2;
+/// `LB_ENTRY_UNITS_SHIFT` of `cuda/core/params.cuh`: the flags' bits from here hold the 16-byte units of a
+/// tile's status entry minus one (user accumulators of more than 8 bytes: [`crate::plan::status_units`]).
+pub(crate) const LB_ENTRY_UNITS_SHIFT: u32 = 8;
+/// `LB_MAX_ENTRY_UNITS` of `cuda/core/params.cuh`: entries of at most four units (32-byte accumulators).
+pub(crate) const LB_MAX_ENTRY_UNITS: usize = 4;
 /// Mirrors `ScanParams` of `cuda/core/params.cuh`, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -33,7 +38,8 @@ pub(crate) struct ScanParams {
     pub input: u64,
     pub output: u64,
     pub n: u64,
-    pub seed: u64,
+    /// The initial value's bytes (an element, or a user accumulator of up to 32 bytes), low bytes first.
+    pub seed: [u64; 4],
     /// `SCAN_INCLUSIVE`, `SCAN_EXCLUSIVE` or `SCAN_INCLUSIVE_SEEDED`: which result, and whether `seed` starts it.
     pub exclusive: u32,
     /// Nonzero: a reduction, whose total (seed ⊕ every item when `exclusive`) goes to `output[0]`.
@@ -134,7 +140,7 @@ pub(crate) struct TableParams {
 // The C side asserts the same sizes (cuda/core/params.cuh).
 const _: () = assert!(
     size_of::<LookbackParams>() == 40
-        && size_of::<ScanParams>() == 80
+        && size_of::<ScanParams>() == 104
         && size_of::<ReduceParams>() == 48
         && size_of::<SelectParams>() == 384
         && size_of::<RunsParams>() == 120

@@ -8,8 +8,9 @@
 //! [`inclusive_scan_user`](crate::inclusive_scan_user), …) take it on both engines; the types are
 //! [`DeviceType`]s: the element types, or your `#[repr(C)]` structs with their CUDA declaration. Items
 //! may have 1, 2, 4, 8 or 16 bytes (the larger of input and output at most 8 times the smaller),
-//! accumulators 1, 2, 4 or 8 bytes; anything else is [`Error::UnsupportedSize`](crate::Error::UnsupportedSize)
-//! before any compile. The keyed primitives take it too, on the classic run agent:
+//! accumulators 1 to 32 bytes (a `#[repr(C)]` struct of several fields: a Welford accumulator, an affine
+//! map over `f64`); anything else is [`Error::UnsupportedSize`](crate::Error::UnsupportedSize) before any
+//! compile. The keyed primitives take it too, on the classic run agent:
 //! [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into) and the scans by key
 //! ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into), …),
 //! with keys of the element types, values of 1, 2, 4 or 8 bytes, results of the values' size and

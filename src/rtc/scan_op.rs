@@ -25,7 +25,10 @@ use std::sync::Arc;
 ///
 /// Types are [`DeviceType`]s: the element types (`float`, `uint64_t`, … in CUDA) or your own
 /// `#[repr(C)]` structs. Items of 1, 2, 4, 8 or 16 bytes (the larger of `In` and `Out` at most 8 times the
-/// smaller), accumulators of 1, 2, 4 or 8 bytes.
+/// smaller), accumulators of 1 to 32 bytes. An accumulator of more than 8 bytes travels between tiles in
+/// a status entry of one 16-byte unit per 8 bytes (each 64-bit word holds 32 bits of it beside a tag),
+/// so a look-back step loads that many units per tile: wider accumulators cost more per tile, not per
+/// item.
 ///
 /// The keyed primitives take it too: [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into)
 /// and the scans by key ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into),
@@ -135,14 +138,19 @@ pub(crate) struct ScanCode {
     identity: Part,
     load: Part,
     store: Part,
+    /// Whether the caller declared the combine commutative ([`UserScanOp::commutative`]).
+    commutative: bool,
     /// Its cubins so far.
     pub(crate) memo: super::memo::Memo,
 }
 
-/// The sizes each role allows: tiles move items in 16-byte chunks; a tile's status holds an
-/// accumulator of at most 8 bytes beside its flag (`cuda/core/tile_state.cuh`).
+/// The sizes each role allows: tiles move items in 16-byte chunks; a scan's tile status holds an
+/// accumulator of up to 32 bytes (`MultiState` in `cuda/core/tile_state.cuh`: the kernel parameters carry
+/// a seed of that size, and its entry four 16-byte units); the keyed primitives' status holds one of at
+/// most 8 bytes beside the run count.
 const ITEM_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
 const ACC_SIZES: [usize; 4] = [1, 2, 4, 8];
+const MAX_SCAN_ACC: usize = 32;
 
 impl ScanCode {
     /// The typed error for sizes the engine does not handle, before anything is compiled.
@@ -155,8 +163,8 @@ impl ScanCode {
                 return unsupported(role, t, "1, 2, 4, 8 or 16 bytes");
             }
         }
-        if !ACC_SIZES.contains(&self.acc.size) {
-            return unsupported("accumulator", &self.acc, "1, 2, 4 or 8 bytes");
+        if !(1..=MAX_SCAN_ACC).contains(&self.acc.size) {
+            return unsupported("accumulator", &self.acc, "1 to 32 bytes");
         }
         let (small, big) = (self.input.size.min(self.output.size), self.input.size.max(self.output.size));
         if big > 8 * small {
@@ -229,6 +237,7 @@ impl ScanCode {
         let mut p = head + "#include \"core/types.cuh\"\n" + &declare_types(&types);
         let (i, a, o) = (self.input.name, self.acc.name, self.output.name);
         p += &format!("struct lookback_user_scan {{\n    using In = {i};\n    using A = {a};\n    using Out = {o};\n");
+        p += &format!("    static constexpr bool COMMUTATIVE = {};\n", self.commutative);
         p += &self.combine.function("A", "apply", "const A a, const A b", compile::USER_FILE);
         p += &self.identity.function("A", "identity", "", &format!("{}-identity", compile::USER_FILE));
         p += &self.load.function("A", "load", "const In x", &format!("{}-load", compile::USER_FILE));
@@ -299,6 +308,7 @@ impl<A: DeviceType> UserScanOp<A, A, A> {
             identity: Part::expression(cuda_identity)?,
             load: Part::default_conversion("x"),
             store: Part::default_conversion("a"),
+            commutative: false,
             memo: Default::default(),
         };
         let host = HostScan {
@@ -354,6 +364,39 @@ impl<In: DeviceType, A: DeviceType, Out: DeviceType> UserScanOp<In, A, Out> {
             code,
             host: HostScan { load: h.load, combine: h.combine, identity: h.identity, store: Arc::new(host) },
         })
+    }
+
+    /// The same operator, declared commutative: `a ⊕ b == b ⊕ a` for every `a` and `b` (a sum, a
+    /// maximum, a bitwise or), besides associative. The scan agents then combine a tile's items in the
+    /// order they arrive (the built-in operators' order: each lane's items first, then across lanes),
+    /// which saves a warp reduction per row of items on the persistent engine and lets the classic agent
+    /// publish a tile's aggregate before its items are staged in shared memory: a user sum then runs the
+    /// built-in sum's code.
+    ///
+    /// A combine that does not commute gives unspecified results with this (as a non-associative one
+    /// does without it): not undefined behaviour, so this is not `unsafe`. Float sums commute but are not
+    /// exactly associative: declared commutative, their grouping changes, not their determinism under
+    /// [`Workspace::set_deterministic`](crate::Workspace::set_deterministic). The scans by key and
+    /// reduce_by_key ignore it (the run agent combines in item order either way).
+    ///
+    /// # Example
+    /// ```
+    /// # fn main() -> lookback::Result<()> {
+    /// use lookback::rtc::UserScanOp;
+    /// // SAFETY: pure expressions.
+    /// let sum = unsafe { UserScanOp::new("a + b", "0", |a: i32, b: i32| a.wrapping_add(b), 0)? }.commutative();
+    /// assert!(sum.is_commutative());
+    /// assert_eq!(lookback::host::inclusive_scan_user(&[1, 2, 3], &sum), [1, 3, 6]);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn commutative(self) -> Self {
+        UserScanOp { code: ScanCode { commutative: true, memo: Default::default(), ..self.code }, host: self.host }
+    }
+
+    /// Whether the operator was declared commutative ([`UserScanOp::commutative`]).
+    pub fn is_commutative(&self) -> bool {
+        self.code.commutative
     }
 
     /// The program NVRTC compiles for this operator (besides the crate's headers).
