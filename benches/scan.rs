@@ -12,7 +12,7 @@ use common::{
 };
 use lookback::cudarc::driver::{CudaSlice, CudaStream, DriverError};
 use lookback::half::f16;
-use lookback::rtc::{CompileReport, DeviceType, UserScanOp};
+use lookback::rtc::{Affine, CompileReport, DeviceType, RecurrenceFloat, UserScanOp, linear_recurrence};
 use lookback::{Backoff, ScanOp, Workspace, host};
 use std::sync::Arc;
 
@@ -551,7 +551,7 @@ impl Bench {
     /// errors of earlier steps shrink by the product of the a's).
     fn run_affine<F>(&mut self, log2n: u32, report: &mut Report) -> BoxResult<()>
     where
-        F: AffineFloat + std::ops::Mul<Output = F> + std::ops::Add<Output = F>,
+        F: AffineFloat,
         Affine<F>: DeviceType,
     {
         let stream = self.stream();
@@ -574,7 +574,7 @@ impl Bench {
                 (alloc_copies::<F>(&stream, 2 * n, copies)?, alloc_copies::<F>(&stream, 2 * n, copies)?);
             self.memcpy.gbps(&mut self.timer, log2n, &from, &mut to, report)?
         };
-        let op = affine_op::<F>()?;
+        let op = linear_recurrence::<F>()?;
         print_compile("affine_user", <F as BenchElement>::NAME, log2n, &op.compile(&stream)?);
         for out in &mut outputs {
             poison(&stream, out)?;
@@ -719,28 +719,18 @@ impl Bench {
     }
 }
 
-/// One step of the affine recurrence: h ↦ a·h + b, over f32 (8 bytes: the accumulator travels in one
-/// 16-byte status entry) or f64 (16 bytes: two units, `MultiState`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct Affine<F> {
-    a: F,
-    b: F,
-}
-
-/// The float types of the `affine_user` row.
-trait AffineFloat:
-    BenchElement + lookback::Element + lookback::rtc::DeviceType + Copy + Default + std::fmt::Display
+/// The float types of the `affine_user` row (`lookback::rtc::linear_recurrence` over f32: 8-byte
+/// accumulators, one 16-byte status unit; f64: 16 bytes, two units).
+trait AffineFloat: BenchElement + RecurrenceFloat + lookback::Element + Default + std::fmt::Display
+where
+    Affine<Self>: DeviceType,
 {
-    /// The CUDA literal suffix (`f` for float).
-    const SUFFIX: &'static str;
     /// How far the scan may stray from the sequential f64 loop.
     const TOLERANCE: f64;
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
 }
 impl AffineFloat for f32 {
-    const SUFFIX: &'static str = "f";
     const TOLERANCE: f64 = 1e-4;
     fn from_f64(x: f64) -> Self {
         x as f32
@@ -750,49 +740,12 @@ impl AffineFloat for f32 {
     }
 }
 impl AffineFloat for f64 {
-    const SUFFIX: &'static str = "";
     const TOLERANCE: f64 = 1e-9;
     fn from_f64(x: f64) -> Self {
         x
     }
     fn to_f64(self) -> f64 {
         self
-    }
-}
-
-// SAFETY: #[repr(C)] of two floats of one type with no padding: every bit pattern is a valid value.
-unsafe impl lookback::cudarc::driver::DeviceRepr for Affine<f32> {}
-unsafe impl lookback::cudarc::driver::DeviceRepr for Affine<f64> {}
-// SAFETY: the CUDA declarations have the same fields in the same order (8 bytes 4-aligned, 16 bytes
-// 8-aligned).
-unsafe impl DeviceType for Affine<f32> {
-    const CUDA_NAME: &'static str = "Affine";
-    const CUDA_DECL: &'static str = "struct Affine { float a; float b; };";
-}
-unsafe impl DeviceType for Affine<f64> {
-    const CUDA_NAME: &'static str = "Affine64";
-    const CUDA_DECL: &'static str = "struct Affine64 { double a; double b; };";
-}
-
-/// Steps composed in order (x first, then y): h ↦ y.a·(x.a·h + x.b) + y.b. The scan stores the b of each
-/// prefix: h[t] for h[-1] = 0.
-fn affine_op<F>() -> lookback::Result<UserScanOp<Affine<F>, Affine<F>, F>>
-where
-    F: AffineFloat + std::ops::Mul<Output = F> + std::ops::Add<Output = F>,
-    Affine<F>: DeviceType,
-{
-    let compose = |x: Affine<F>, y: Affine<F>| Affine { a: x.a * y.a, b: y.a * x.b + y.b };
-    let (name, one, zero) = (Affine::<F>::CUDA_NAME, format!("1.0{}", F::SUFFIX), format!("0.0{}", F::SUFFIX));
-    let identity = Affine { a: F::from_f64(1.0), b: F::from_f64(0.0) };
-    // SAFETY: pure expressions of a and b.
-    unsafe {
-        UserScanOp::new(
-            &format!("{name}{{a.a * b.a, b.a * a.b + b.b}}"),
-            &format!("{name}{{{one}, {zero}}}"),
-            compose,
-            identity,
-        )?
-        .with_store("a.b", |s: Affine<F>| s.b)
     }
 }
 

@@ -9,45 +9,24 @@
 //! Checked against a sequential f64 loop: the f32 scan groups the operations differently, and the
 //! documented tolerance is |h_gpu - h| <= 1e-3 · (1 + |h|). Without a GPU (or kernels, or NVRTC) it says
 //! why in one line and exits cleanly.
-use lookback::cudarc::driver::{DeviceRepr, sys};
-use lookback::rtc::{DeviceType, UserScanOp};
+use lookback::cudarc::driver::sys;
+use lookback::rtc::{Affine, linear_recurrence};
 use lookback::{Workspace, host};
 use std::time::Instant;
-
-/// The affine map h ↦ a·h + b.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Affine {
-    a: f32,
-    b: f32,
-}
-// SAFETY: #[repr(C)], two f32 without padding, every bit pattern valid; the CUDA struct below has the
-// same fields in the same order.
-unsafe impl DeviceRepr for Affine {}
-unsafe impl DeviceType for Affine {
-    const CUDA_NAME: &'static str = "Affine";
-    const CUDA_DECL: &'static str = "struct Affine { float a; float b; };";
-}
 
 const ALPHA: f32 = 0.01;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = std::env::args().nth(1).map_or(Ok(100_000_000), |s| s.parse())?;
-    // The operator: maps composed in order (x first, then y), readings turned into maps on load, the
-    // smoothed value read out as b.
-    // SAFETY: pure expressions of their arguments; the closures compute the same.
+    // The operator: the crate's linear recurrence (maps composed in order, the smoothed value read out
+    // as b), with each reading turned into its map on load. In CUDA the map type is
+    // `lookback_affine_f32`.
+    // SAFETY: the load is a pure expression of the reading; the closure computes the same.
     let ema = unsafe {
-        UserScanOp::new(
-            "Affine{a.a * b.a, b.a * a.b + b.b}",
-            "Affine{1.0f, 0.0f}",
-            |x: Affine, y: Affine| Affine { a: x.a * y.a, b: y.a * x.b + y.b },
-            Affine { a: 1.0, b: 0.0 },
-        )?
-        .with_load(&format!("Affine{{{:?}f, {ALPHA:?}f * x}}", 1.0 - ALPHA), |x: f32| Affine {
-            a: 1.0 - ALPHA,
-            b: ALPHA * x,
-        })?
-        .with_store("a.b", |h: Affine| h.b)?
+        linear_recurrence::<f32>()?
+            .with_load(&format!("lookback_affine_f32{{{:?}f, {ALPHA:?}f * x}}", 1.0 - ALPHA), |x: f32| {
+                Affine::new(1.0 - ALPHA, ALPHA * x)
+            })?
     };
 
     let stream = match lookback::default_stream(0) {

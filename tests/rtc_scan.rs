@@ -6,7 +6,7 @@ mod common;
 
 use common::{GUARD, Rng, gpu, nvrtc};
 use lookback::cudarc::driver::{CudaStream, DeviceRepr};
-use lookback::rtc::{CacheHit, DeviceType, UserScanOp};
+use lookback::rtc::{Affine, CacheHit, DeviceType, UserScanOp, linear_recurrence};
 use lookback::{Engine, Error, ScanOp, Workspace, host};
 use proptest::prelude::*;
 use std::io::Write;
@@ -50,33 +50,9 @@ fn mat_op() -> UserScanOp<Mat, Mat> {
     .unwrap()
 }
 
-/// One step of h ↦ a·h + b.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Affine {
-    a: f32,
-    b: f32,
-}
-// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
-unsafe impl DeviceRepr for Affine {}
-unsafe impl DeviceType for Affine {
-    const CUDA_NAME: &'static str = "Affine";
-    const CUDA_DECL: &'static str = "struct Affine { float a; float b; };";
-}
-
-/// Affine steps composed in order (x first, then y), scanned into h[t] with h[-1] = 0.
-fn affine_op() -> UserScanOp<Affine, Affine, f32> {
-    // SAFETY: pure expressions.
-    unsafe {
-        UserScanOp::new("Affine{a.a * b.a, b.a * a.b + b.b}", "Affine{1.0f, 0.0f}", compose, Affine { a: 1.0, b: 0.0 })
-            .unwrap()
-            .with_store("a.b", |s: Affine| s.b)
-    }
-    .unwrap()
-}
-
-fn compose(x: Affine, y: Affine) -> Affine {
-    Affine { a: x.a * y.a, b: y.a * x.b + y.b }
+/// The crate's affine recurrence over f32, scanned into h[t] with h[-1] = 0.
+fn affine_op() -> UserScanOp<Affine<f32>, Affine<f32>, f32> {
+    linear_recurrence().unwrap()
 }
 
 /// The documented tolerance of the f32 affine scan against the sequential f64 loop, for steps with
@@ -289,9 +265,9 @@ fn user_scans_compile_without_a_gpu() {
 #[test]
 fn the_program_holds_the_users_code() {
     let p = affine_op().cuda_program();
-    assert!(p.contains("struct Affine { float a; float b; };"), "{p}");
+    assert!(p.contains("struct lookback_affine_f32 { float a; float b; };"), "{p}");
     assert!(p.contains("using Out = float;") && p.contains("#line 1 \"user-code\""), "{p}");
-    assert!(format!("{:?}", affine_op()).contains("Affine"));
+    assert!(format!("{:?}", affine_op()).contains("lookback_affine_f32"));
 }
 
 #[test]
@@ -457,13 +433,13 @@ fn transforms_on_load_match_the_host() {
     }
 }
 
-fn random_steps(n: usize, seed: u64) -> Vec<Affine> {
+fn random_steps(n: usize, seed: u64) -> Vec<Affine<f32>> {
     let mut r = Rng::new(seed);
     (0..n).map(|_| Affine { a: (r.unit() * 0.99) as f32, b: (r.unit() * 2.0 - 1.0) as f32 }).collect()
 }
 
 /// The recurrence in f64, sequentially.
-fn affine_reference(steps: &[Affine]) -> Vec<f64> {
+fn affine_reference(steps: &[Affine<f32>]) -> Vec<f64> {
     let mut h = 0.0f64;
     steps
         .iter()
@@ -486,6 +462,41 @@ fn the_affine_recurrence_matches_the_sequential_loop() {
         for (engine, got) in run_both(&stream, &steps, None, &affine_op(), f32::MAX).into_iter().enumerate() {
             if let Some(i) = got.iter().zip(&want).position(|(&g, &w)| !affine_close(g, w)) {
                 panic!("affine n={n} engine {engine}: item {i}: got {}, want {}", got[i], want[i]);
+            }
+        }
+    }
+}
+
+/// An exclusive scan seeded with the constant map to h0 writes h[t-1] from h[-1] = h0: the recurrence
+/// started from a state other than 0 (the crate's `linear_recurrence` docs).
+#[test]
+fn a_seeded_exclusive_recurrence_starts_from_its_state() {
+    let h0 = 3.0f32;
+    let seed = Affine::new(0.0, h0);
+    let steps = [Affine::new(0.5f32, 1.0), Affine::new(2.0, -1.0), Affine::new(1.0, 0.25)];
+    // h[-1] = 3, h0 = 2.5, h1 = 4, h2 = 4.25.
+    assert_eq!(host::exclusive_scan_user(&steps, seed, &affine_op()), [3.0, 2.5, 4.0]);
+    assert_eq!(steps.iter().fold(h0, |h, s| s.apply(h)), 4.25);
+    assert_eq!(steps[0].then(steps[1]).apply(h0), steps[1].apply(steps[0].apply(h0)));
+    assert_eq!(Affine::<f64>::identity().apply(7.5), 7.5);
+    let Some(stream) = gpu() else { return };
+    if !nvrtc() {
+        return;
+    }
+    for n in boundary_sizes(8, 4) {
+        let steps = random_steps(n, 29 + n as u64);
+        let mut h = f64::from(h0);
+        let want: Vec<f64> = steps
+            .iter()
+            .map(|s| {
+                let before = h;
+                h = f64::from(s.a) * h + f64::from(s.b);
+                before
+            })
+            .collect();
+        for (engine, got) in run_both(&stream, &steps, Some(seed), &affine_op(), f32::MAX).into_iter().enumerate() {
+            if let Some(i) = got.iter().zip(&want).position(|(&g, &w)| !affine_close(g, w)) {
+                panic!("seeded affine n={n} engine {engine}: item {i}: got {}, want {}", got[i], want[i]);
             }
         }
     }

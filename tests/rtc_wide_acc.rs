@@ -8,7 +8,7 @@ mod common;
 
 use common::{GUARD, Rng, gpu, nvrtc};
 use lookback::cudarc::driver::{CudaStream, DeviceRepr};
-use lookback::rtc::{DeviceType, UserScanOp};
+use lookback::rtc::{Affine, DeviceType, UserScanOp, linear_recurrence};
 use lookback::{Engine, ScanOp, Workspace, host};
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -210,34 +210,9 @@ fn mat64_op() -> UserScanOp<Mat32, Mat64, u64> {
     }
 }
 
-/// One step of h ↦ a·h + b in f64 (16 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Affine64 {
-    a: f64,
-    b: f64,
-}
-// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
-unsafe impl DeviceRepr for Affine64 {}
-unsafe impl DeviceType for Affine64 {
-    const CUDA_NAME: &'static str = "Affine64";
-    const CUDA_DECL: &'static str = "struct Affine64 { double a; double b; };";
-}
-
-/// Affine steps over f64 composed in order, scanned into h[t] with h[-1] = 0.
-fn affine64_op() -> UserScanOp<Affine64, Affine64, f64> {
-    // SAFETY: pure expressions.
-    unsafe {
-        UserScanOp::new(
-            "Affine64{a.a * b.a, b.a * a.b + b.b}",
-            "Affine64{1.0, 0.0}",
-            |x: Affine64, y: Affine64| Affine64 { a: x.a * y.a, b: y.a * x.b + y.b },
-            Affine64 { a: 1.0, b: 0.0 },
-        )
-        .unwrap()
-        .with_store("a.b", |s: Affine64| s.b)
-    }
-    .unwrap()
+/// The crate's affine recurrence over f64 (a 16-byte accumulator), scanned into h[t] with h[-1] = 0.
+fn affine64_op() -> UserScanOp<Affine<f64>, Affine<f64>, f64> {
+    linear_recurrence().unwrap()
 }
 
 fn random_u64(n: usize, seed: u64) -> Vec<u64> {
@@ -414,7 +389,7 @@ fn the_f64_affine_recurrence_is_deterministic_when_asked() {
     let op = affine64_op();
     let n = (1 << 22) + 9;
     let mut r = Rng::new(5);
-    let steps: Vec<Affine64> = (0..n).map(|_| Affine64 { a: 0.5 + 0.49 * r.unit(), b: r.unit() - 0.5 }).collect();
+    let steps: Vec<Affine<f64>> = (0..n).map(|_| Affine { a: 0.5 + 0.49 * r.unit(), b: r.unit() - 0.5 }).collect();
     let mut h = 0.0f64;
     let want: Vec<f64> = steps
         .iter()

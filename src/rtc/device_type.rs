@@ -28,8 +28,9 @@ use half::{bf16, f16};
 /// }
 /// ```
 ///
-/// Sizes: input and output items of 1, 2, 4, 8 or 16 bytes (tiles move in 16-byte chunks), accumulators
-/// of 1, 2, 4 or 8 bytes (a tile's status word holds its value beside a flag). Other sizes are an
+/// Sizes: input and output items of 1, 2, 4, 8 or 16 bytes (tiles move in 16-byte chunks); accumulators
+/// of 1 to 32 bytes for the scans and reductions (a tile's status entry takes one 16-byte unit per 8
+/// bytes), of 1, 2, 4 or 8 bytes for the keyed primitives. Other sizes are an
 /// [`Error::UnsupportedSize`](crate::Error::UnsupportedSize) before anything is compiled. The size and
 /// alignment are checked against the CUDA type's by the compiler: a difference is an
 /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) at the first compile.

@@ -10,7 +10,8 @@
 //! may have 1, 2, 4, 8 or 16 bytes (the larger of input and output at most 8 times the smaller),
 //! accumulators 1 to 32 bytes (a `#[repr(C)]` struct of several fields: a Welford accumulator, an affine
 //! map over `f64`); anything else is [`Error::UnsupportedSize`](crate::Error::UnsupportedSize) before any
-//! compile. The keyed primitives take it too, on the classic run agent:
+//! compile. [`linear_recurrence`] is a ready-made one: the recurrence `h[t] = a[t]·h[t-1] + b[t]` over
+//! [`Affine`] steps of `f32` or `f64`. The keyed primitives take a [`UserScanOp`] too, on the classic run agent:
 //! [`Workspace::reduce_by_key_user_into`](crate::Workspace::reduce_by_key_user_into) and the scans by key
 //! ([`Workspace::inclusive_scan_by_key_user_into`](crate::Workspace::inclusive_scan_by_key_user_into), …),
 //! with keys of the element types, values of 1, 2, 4 or 8 bytes, results of the values' size and
@@ -73,6 +74,7 @@ use crate::kernels::{DType, Kernel};
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
+mod affine;
 mod cache;
 mod code;
 mod compile;
@@ -86,6 +88,7 @@ mod pred2;
 mod scan_op;
 mod table;
 
+pub use affine::{Affine, RecurrenceFloat, linear_recurrence};
 pub use cache::CacheHit;
 pub use compile::CompileReport;
 pub use device_type::DeviceType;
