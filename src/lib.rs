@@ -18,7 +18,7 @@
 //! | [`run_length_encode`], [`run_end_encode`], [`non_trivial_runs`] (+ `Workspace::*_into`) | run encodings; lengths are [`RunLength`] (`u32`/`u64`); results are [`Runs`] |
 //! | [`Pred`] | predicates as data (comparisons, ranges, NaN and bit tests, `&`, `\|`, `!`), run on the device |
 //! | [`rtc::UserPred`] | your own predicate in CUDA C++, compiled at run time (NVRTC) into the same kernels; any [`Predicate`] goes where a `Pred` does |
-//! | [`rtc::UserScanOp`] | your own associative operator in CUDA C++ for the scans ([`inclusive_scan_user`], …), reductions ([`reduce_user`]) and keyed primitives ([`reduce_by_key_user`], [`inclusive_scan_by_key_user`], [`exclusive_scan_by_key_user`]) |
+//! | [`rtc::UserScanOp`] | your own associative operator in CUDA C++ for the scans ([`inclusive_scan_user`], …), reductions ([`reduce_user`]) and keyed primitives ([`reduce_by_key_user`], [`inclusive_scan_by_key_user`], [`exclusive_scan_by_key_user`]); [`rtc::linear_recurrence`] is `h[t] = a[t]·h[t-1] + b[t]` ready-made |
 //! | [`rtc::UserEq`] | your own key equality in CUDA C++ over any 1-, 2-, 4- or 8-byte [`rtc::DeviceType`] (structs too): [`unique_by`], [`run_length_encode_by`], [`run_end_encode_by`], [`non_trivial_runs_by`], [`unique_by_key_by`], [`reduce_by_key_user_by`], [`inclusive_scan_by_key_user_by`], [`exclusive_scan_by_key_user_by`] |
 //! | [`Workspace`] | reusable look-back state: repeated calls allocate nothing |
 //! | [`Workspace::with_count`], [`graph::capture`] | sizes in device memory, and pipelines captured in a CUDA graph and replayed (see [`graph`]) |
