@@ -4,7 +4,7 @@
 //! on both engines, at sizes around tile boundaries and at random sizes, with poisoned outputs.
 mod common;
 
-use common::{GUARD, Rng, gpu, nvrtc};
+use common::{Rng, gpu, nvrtc, run_user_scan};
 use lookback::cudarc::driver::{CudaStream, DeviceRepr};
 use lookback::rtc::{Affine, CacheHit, DeviceType, UserScanOp, linear_recurrence};
 use lookback::{Engine, Error, ScanOp, Workspace, host};
@@ -285,8 +285,7 @@ fn the_classic_tile_fits_both_item_sizes() {
 
 // ---- GPU ----
 
-/// Runs `op` inclusive (init None) or exclusive on both engines with `ws`, into an output of `n` + GUARD
-/// items filled with `poison`, and returns the results per engine; checks the guard is untouched.
+/// `run_user_scan` on each engine with a workspace of its own: the results per engine.
 fn run_both<In, A, Out>(
     stream: &Arc<CudaStream>,
     input: &[In],
@@ -299,20 +298,11 @@ where
     A: DeviceType,
     Out: DeviceType + PartialEq + std::fmt::Debug,
 {
-    let d_in = stream.clone_htod(input).unwrap();
     let mut results = Vec::new();
     for engine in [Engine::Classic, Engine::Persistent] {
         let mut ws = Workspace::new(stream);
         ws.set_engine(engine);
-        let mut out = stream.clone_htod(&vec![poison; input.len() + GUARD]).unwrap();
-        match init {
-            None => ws.inclusive_scan_user_into(&d_in, &mut out, op).unwrap(),
-            Some(i) => ws.exclusive_scan_user_into(&d_in, &mut out, i, op).unwrap(),
-        }
-        let mut all = stream.clone_dtoh(&out).unwrap();
-        assert!(all[input.len()..].iter().all(|g| *g == poison), "{engine:?}: wrote past the output's items");
-        all.truncate(input.len());
-        results.push(all);
+        results.push(run_user_scan(&mut ws, stream, input, init, op, poison));
     }
     results
 }

@@ -6,7 +6,7 @@
 //! and one workspace that alternates entry formats across its status regions' switches.
 mod common;
 
-use common::{GUARD, Rng, gpu, nvrtc};
+use common::{Rng, gpu, nvrtc, run_user_scan};
 use lookback::cudarc::driver::{CudaStream, DeviceRepr};
 use lookback::rtc::{Affine, DeviceType, UserScanOp, linear_recurrence};
 use lookback::{Engine, ScanOp, Workspace, host};
@@ -260,33 +260,6 @@ fn the_host_path_takes_wide_accumulators() {
 
 // ---- GPU ----
 
-/// Runs `op` on `engine` with `ws` (inclusive when `init` is None), into an output of `input.len()` +
-/// GUARD items filled with `poison`; checks the guard and returns the items.
-fn run<In, A, Out>(
-    ws: &mut Workspace,
-    stream: &Arc<CudaStream>,
-    input: &[In],
-    init: Option<A>,
-    op: &UserScanOp<In, A, Out>,
-    poison: Out,
-) -> Vec<Out>
-where
-    In: DeviceType,
-    A: DeviceType,
-    Out: DeviceType + PartialEq + std::fmt::Debug,
-{
-    let d_in = stream.clone_htod(input).unwrap();
-    let mut out = stream.clone_htod(&vec![poison; input.len() + GUARD]).unwrap();
-    match init {
-        None => ws.inclusive_scan_user_into(&d_in, &mut out, op).unwrap(),
-        Some(i) => ws.exclusive_scan_user_into(&d_in, &mut out, i, op).unwrap(),
-    }
-    let mut all = stream.clone_dtoh(&out).unwrap();
-    assert!(all[input.len()..].iter().all(|g| *g == poison), "wrote past the output's items");
-    all.truncate(input.len());
-    all
-}
-
 /// `op` inclusive and exclusive (from `init`) on both engines equals the closures, item for item.
 fn check_exact<In, A, Out>(
     stream: &Arc<CudaStream>,
@@ -308,7 +281,7 @@ fn check_exact<In, A, Out>(
                 None => host::inclusive_scan_user(input, op),
                 Some(i) => host::exclusive_scan_user(input, i, op),
             };
-            let got = run(&mut ws, stream, input, seed, op, poison);
+            let got = run_user_scan(&mut ws, stream, input, seed, op, poison);
             if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
                 panic!(
                     "{what} {engine:?} {} n={}: item {i}: got {:?}, want {:?}",
@@ -498,10 +471,13 @@ fn sanitizer_cases() {
             ws.set_deterministic(deterministic);
             for n in [1, 1000, 70_000, 300_001] {
                 let words = random_u64(n, n as u64);
-                assert_eq!(run(&mut ws, &stream, &words, None, &tri, 0), host::inclusive_scan_user(&words, &tri));
+                assert_eq!(
+                    run_user_scan(&mut ws, &stream, &words, None, &tri, 0),
+                    host::inclusive_scan_user(&words, &tri)
+                );
                 let mats = random_mat32(n, n as u64);
                 let init = Mat64 { v: [3, 1, 4, 1] };
-                let got = run(&mut ws, &stream, &mats, Some(init), &mat, 0);
+                let got = run_user_scan(&mut ws, &stream, &mats, Some(init), &mat, 0);
                 assert_eq!(got, host::exclusive_scan_user(&mats, init, &mat), "{engine:?} {deterministic} {n}");
                 let d = stream.clone_htod(&mats).unwrap();
                 let mut total = stream.clone_htod(&[0u64]).unwrap();

@@ -257,3 +257,31 @@ pub fn nvrtc() -> bool {
     });
     false
 }
+
+/// Runs the user scan `op` with `ws` (inclusive when `init` is None, else exclusive from it) into an
+/// output of `input.len()` + [`GUARD`] items filled with `poison`; checks that the guard is untouched and
+/// returns the items.
+pub fn run_user_scan<In, A, Out>(
+    ws: &mut lookback::Workspace,
+    stream: &Arc<CudaStream>,
+    input: &[In],
+    init: Option<A>,
+    op: &lookback::rtc::UserScanOp<In, A, Out>,
+    poison: Out,
+) -> Vec<Out>
+where
+    In: lookback::rtc::DeviceType,
+    A: lookback::rtc::DeviceType,
+    Out: lookback::rtc::DeviceType + PartialEq + std::fmt::Debug,
+{
+    let d_in = stream.clone_htod(input).unwrap();
+    let mut out = stream.clone_htod(&vec![poison; input.len() + GUARD]).unwrap();
+    match init {
+        None => ws.inclusive_scan_user_into(&d_in, &mut out, op).unwrap(),
+        Some(i) => ws.exclusive_scan_user_into(&d_in, &mut out, i, op).unwrap(),
+    }
+    let mut all = stream.clone_dtoh(&out).unwrap();
+    assert!(all[input.len()..].iter().all(|g| *g == poison), "wrote past the output's {} items", input.len());
+    all.truncate(input.len());
+    all
+}
