@@ -4,7 +4,7 @@
 //! on both engines, at sizes around tile boundaries and at random sizes, with poisoned outputs.
 mod common;
 
-use common::{Rng, gpu, nvrtc, run_user_scan};
+use common::{Rng, gpu, nvrtc, rtc_gpu, run_user_scan};
 use lookback::cudarc::driver::{CudaStream, DeviceRepr};
 use lookback::rtc::{Affine, CacheHit, DeviceType, UserScanOp, linear_recurrence};
 use lookback::{Engine, Error, ScanOp, Workspace, host};
@@ -347,10 +347,7 @@ fn random_u32(n: usize, seed: u64) -> Vec<u32> {
 
 #[test]
 fn a_user_sum_equals_the_built_in_bit_for_bit() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let op = user_sum_u32();
     for n in boundary_sizes(4, 4) {
         let input = random_u32(n, n as u64);
@@ -388,10 +385,7 @@ fn random_mats(n: usize, seed: u64) -> Vec<Mat> {
 
 #[test]
 fn a_non_commutative_integer_operator_is_exact() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let op = mat_op();
     let poison = Mat { m: [0xDEAD; 4] };
     for n in boundary_sizes(8, 8) {
@@ -403,10 +397,7 @@ fn a_non_commutative_integer_operator_is_exact() {
 
 #[test]
 fn transforms_on_load_match_the_host() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     for n in boundary_sizes(1, 8) {
         let flags: Vec<u8> = random_u32(n, n as u64).iter().map(|v| (v & 1) as u8).collect();
         check_exact(&stream, "flags -> offsets", &flags, Some(0), &flags_to_offsets(), u64::MAX);
@@ -442,10 +433,7 @@ fn affine_reference(steps: &[Affine<f32>]) -> Vec<f64> {
 
 #[test]
 fn the_affine_recurrence_matches_the_sequential_loop() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     for n in boundary_sizes(8, 4) {
         let steps = random_steps(n, 11 + n as u64);
         let want = affine_reference(&steps);
@@ -469,10 +457,7 @@ fn a_seeded_exclusive_recurrence_starts_from_its_state() {
     assert_eq!(steps.iter().fold(h0, |h, s| s.apply(h)), 4.25);
     assert_eq!(steps[0].then(steps[1]).apply(h0), steps[1].apply(steps[0].apply(h0)));
     assert_eq!(Affine::<f64>::identity().apply(7.5), 7.5);
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     for n in boundary_sizes(8, 4) {
         let steps = random_steps(n, 29 + n as u64);
         let mut h = f64::from(h0);
@@ -494,10 +479,7 @@ fn a_seeded_exclusive_recurrence_starts_from_its_state() {
 
 #[test]
 fn a_bad_output_leaves_the_buffer_untouched() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let input = stream.clone_htod(&[1u32, 2, 3]).unwrap();
     let mut short = stream.clone_htod(&[9u32, 9]).unwrap();
     let r = Workspace::new(&stream).inclusive_scan_user_into(&input, &mut short, &user_sum_u32());
@@ -512,10 +494,7 @@ proptest! {
     /// host closures exactly, on both engines.
     #[test]
     fn random_user_scans_match_the_host(n in 0usize..(1 << 20), seed in any::<u64>()) {
-        let Some(stream) = gpu() else { return Ok(()) };
-        if !nvrtc() {
-            return Ok(());
-        }
+        let Some(stream) = rtc_gpu() else { return Ok(()) };
         check_exact(&stream, "matrix", &random_mats(n, seed), None, &mat_op(), Mat { m: [7; 4] });
         let flags: Vec<u8> = random_u32(n, seed).iter().map(|v| (v % 3 == 0) as u8).collect();
         check_exact(&stream, "offsets", &flags, Some(5), &flags_to_offsets(), 0);
@@ -533,10 +512,7 @@ proptest! {
 /// bits repeat from run to run.
 #[test]
 fn the_deterministic_mode_covers_user_operators() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let (mats, affine) = (mat_op(), affine_op());
     for engine in [Engine::Classic, Engine::Persistent] {
         let mut ws = Workspace::new(&stream);

@@ -6,7 +6,7 @@
 //! and one workspace that alternates entry formats across its status regions' switches.
 mod common;
 
-use common::{Rng, gpu, nvrtc, run_user_scan};
+use common::{Rng, nvrtc, rtc_gpu, run_user_scan};
 use lookback::cudarc::driver::{CudaStream, DeviceRepr};
 use lookback::rtc::{Affine, DeviceType, UserScanOp, linear_recurrence};
 use lookback::{Engine, ScanOp, Workspace, host};
@@ -308,10 +308,7 @@ fn sizes(input: usize, output: usize) -> Vec<usize> {
 
 #[test]
 fn wide_non_commutative_operators_are_exact() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     for n in sizes(8, 8) {
         let items = random_u64(n, n as u64);
         check_exact(&stream, "6-byte", &items, Tri16 { v: [3, 5, 7] }, &tri16_op(), u64::MAX);
@@ -332,10 +329,7 @@ fn wide_non_commutative_operators_are_exact() {
 /// The user reduction of a 32-byte accumulator on both engines, and an empty input's identity.
 #[test]
 fn wide_reductions_match_the_closures() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let op = mat64_op();
     for engine in [Engine::Classic, Engine::Persistent] {
         let mut ws = Workspace::new(&stream);
@@ -355,10 +349,7 @@ fn wide_reductions_match_the_closures() {
 /// under the deterministic setting, on both engines (the anchors' entries are two units wide too).
 #[test]
 fn the_f64_affine_recurrence_is_deterministic_when_asked() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let op = affine64_op();
     let n = (1 << 22) + 9;
     let mut r = Rng::new(5);
@@ -400,10 +391,7 @@ fn the_f64_affine_recurrence_is_deterministic_when_asked() {
 /// region launch clears the other one, by the same geometry).
 #[test]
 fn one_workspace_alternates_entry_formats_across_region_switches() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let (tri, mat) = (tri32_op(), mat64_op());
     let n = 5 * lookback::__private::user_scan_tile_items(16, 8) + 3;
     let ints: Vec<i32> = random_u64(n, 1).into_iter().map(|x| x as i32 >> 8).collect();
@@ -446,10 +434,7 @@ proptest! {
     /// Random sizes and data: the 12- and 32-byte products equal the closures on both engines.
     #[test]
     fn random_wide_scans_match_the_host(n in 0usize..(1 << 20), seed in any::<u64>()) {
-        let Some(stream) = gpu() else { return Ok(()) };
-        if !nvrtc() {
-            return Ok(());
-        }
+        let Some(stream) = rtc_gpu() else { return Ok(()) };
         check_exact(&stream, "12-byte", &random_u64(n, seed), Tri32 { v: [1, 2, 3] }, &tri32_op(), u64::MAX);
         check_exact(&stream, "32-byte", &random_mat32(n, seed), Mat64 { v: [1, 2, 3, 4] }, &mat64_op(), 7);
     }
@@ -459,10 +444,7 @@ proptest! {
 /// reduction on both engines, deterministic or not, partial and many tiles.
 #[test]
 fn sanitizer_cases() {
-    let Some(stream) = gpu() else { return };
-    if !nvrtc() {
-        return;
-    }
+    let Some(stream) = rtc_gpu() else { return };
     let (tri, mat) = (tri32_op(), mat64_op());
     for engine in [Engine::Classic, Engine::Persistent] {
         for deterministic in [false, true] {

@@ -258,6 +258,13 @@ pub fn nvrtc() -> bool {
     false
 }
 
+/// The GPU stream when both a GPU and NVRTC are here (user-code tests on the device), else `None` after
+/// the skip lines of [`gpu`] and [`nvrtc`].
+pub fn rtc_gpu() -> Option<Arc<CudaStream>> {
+    let stream = gpu()?;
+    nvrtc().then_some(stream)
+}
+
 /// Runs the user scan `op` with `ws` (inclusive when `init` is None, else exclusive from it) into an
 /// output of `input.len()` + [`GUARD`] items filled with `poison`; checks that the guard is untouched and
 /// returns the items.
