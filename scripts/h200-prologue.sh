@@ -42,3 +42,16 @@ sanitize_cases() {
     pack
   done
 }
+# run_tests_parallel N: the same binaries, N at a time (each with 4 test threads, LOOKBACK_REQUIRE_GPU=1,
+# its output in $OUT/<binary>.txt): the binaries that fail, the summed counts, the first panics.
+run_tests_parallel() {
+  echo "== all tests ($1 binaries at a time)"
+  ls $b/test-* | LOOKBACK_REQUIRE_GPU=1 xargs -P "$1" -I{} sh -c \
+    't={}; timeout 200 env -u OUT $t --test-threads 4 > $OUT/$(basename $t).txt 2>&1; echo "$(basename $t) rc=$?"' \
+    >$OUT/test-rcs.txt
+  echo "binaries: $(wc -l <$OUT/test-rcs.txt), failing: $(grep -vc 'rc=0$' $OUT/test-rcs.txt)"
+  grep -v 'rc=0$' $OUT/test-rcs.txt
+  cat $OUT/test-*-*.txt | grep -E "^test result" | awk '{p += $4; f += $6} END {print "passed", p, "failed", f}'
+  grep -hE "panicked|FAILED" $OUT/test-*-*.txt | head -20
+  pack
+}

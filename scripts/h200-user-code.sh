@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device checks of user code (issue 32), in two calls that each fit one 10-minute device command.
 #   scripts/h200-user-code.sh verify   carry target/bundle.tar.xz (gpu-bundle, LOOKBACK_PERSISTENT_RUNS=1).
-#       Every test binary, 4 at a time (LOOKBACK_REQUIRE_GPU=1); compute-sanitizer on rtc_wide_acc's
+#       Every test binary, 4 at a time (run_tests_parallel, h200-prologue.sh); compute-sanitizer on rtc_wide_acc's
 #       sanitizer cases; the user scans against the built-in ones (i32, f32, f64 at 2^16, 2^24, 2^28:
 #       inclusive_sum_user, inclusive_sum_user_comm, affine_user); affine_user and inclusive_sum_user at
 #       2^12-2^20 on each engine (affine_user at 2^16 took 53.7 µs on an H100 on 2026-12-06, far off its
@@ -14,15 +14,7 @@ export LOOKBACK_CACHE_DIR=/tmp/lbcache
 date +%T; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 case "$1" in
 verify)
-  echo "== all tests (4 binaries at a time)"
-  ls $b/test-* | LOOKBACK_REQUIRE_GPU=1 xargs -P 4 -I{} sh -c \
-    't={}; timeout 200 env -u OUT $t --test-threads 4 > $OUT/$(basename $t).txt 2>&1; echo "$(basename $t) rc=$?"' \
-    >$OUT/test-rcs.txt
-  echo "binaries: $(wc -l <$OUT/test-rcs.txt), failing: $(grep -vc 'rc=0$' $OUT/test-rcs.txt)"
-  grep -v 'rc=0$' $OUT/test-rcs.txt
-  cat $OUT/test-*-*.txt | grep -E "^test result" | awk '{p += $4; f += $6} END {print "passed", p, "failed", f}'
-  grep -hE "panicked|FAILED" $OUT/test-*-*.txt | head -20
-  pack; date +%T
+  run_tests_parallel 4; date +%T
   sanitize_cases rtc_wide_acc
   bench_spec scan-user 110 "bench-scan --types i32,f32,f64 --algos inclusive_sum,exclusive_sum,inclusive_sum_user,inclusive_sum_user_comm,affine_user --sizes 16,24,28"
   for e in classic persistent; do
