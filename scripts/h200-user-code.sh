@@ -8,7 +8,8 @@
 #       other sizes: this row says at which size and on which engine that starts).
 #   scripts/h200-user-code.sh peers    carry target/bundle.tar.xz and target/wheels (benches/README.md,
 #       "Running it on the GPU machine": cuda-cccl and its three cuda-* wheels, 22 MB). The run-time
-#       predicate against the built-in select_if_50, then benches/peers/cuda_compute.py on the same jobs.
+#       predicate against the built-in select_if_50, then benches/peers/cuda_compute.py on the same jobs, then
+#       racecheck on the built-in selections' edge sizes (benches/STATUS.md lead 10).
 source "$(dirname "$0")/h200-prologue.sh" "user-code-$1"
 export LOOKBACK_CACHE_DIR=/tmp/lbcache
 date +%T; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -29,6 +30,13 @@ peers)
     --csv $OUT/cuda-compute.csv >$OUT/cuda-compute.txt 2>&1
   echo "== cuda.compute rc $?"
   grep -v "^#" $OUT/cuda-compute.txt | head -40
+  pack
+  # STATUS lead 10: does the built-in persistent unique (edge sizes from 1 item, both engines) show the
+  # hazards the user-equality one did? Hazards print as they are found, so a run cut short still tells.
+  timeout 150 compute-sanitizer --tool racecheck $b/test-select-* edge_i32 --test-threads 1 \
+    >$OUT/racecheck-select-edge_i32.txt 2>&1
+  echo "== racecheck test-select edge_i32 (rc $?)"
+  grep -E "Race reported|RACECHECK SUMMARY|test result" $OUT/racecheck-select-edge_i32.txt | sort | uniq -c | head -12
   pack
   ;;
 *) echo "h200-user-code.sh: verify or peers" >&2; exit 2 ;;
