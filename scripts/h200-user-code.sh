@@ -33,7 +33,7 @@ peers)
   pack
   # STATUS lead 10: does the built-in persistent unique (edge sizes from 1 item, both engines) show the
   # hazards the user-equality one did? Hazards print as they are found, so a run cut short still tells.
-  timeout 150 compute-sanitizer --tool racecheck $b/test-select-* edge_i32 --test-threads 1 \
+  timeout 100 compute-sanitizer --tool racecheck $b/test-select-* edge_i32 --test-threads 1 \
     >$OUT/racecheck-select-edge_i32.txt 2>&1
   echo "== racecheck test-select edge_i32 (rc $?)"
   grep -E "Race reported|RACECHECK SUMMARY|test result" $OUT/racecheck-select-edge_i32.txt | sort | uniq -c | head -12
