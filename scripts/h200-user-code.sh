@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Device checks of user code (issue 32), in two calls that each fit one 10-minute device command.
+# Device checks of user code (issue 32): two calls that each fit one 10-minute device command, or `all`,
+# which runs both in one call by priority and skips what its deadline leaves no room for.
 #   scripts/h200-user-code.sh verify   carry target/bundle.tar.xz (gpu-bundle, LOOKBACK_PERSISTENT_RUNS=1).
 #       Every test binary, 4 at a time (run_tests_parallel, h200-prologue.sh); compute-sanitizer on rtc_wide_acc's
 #       sanitizer cases; the user scans against the built-in ones (i32, f32, f64 at 2^16, 2^24, 2^28:
@@ -10,35 +11,62 @@
 #       "Running it on the GPU machine": cuda-cccl and its three cuda-* wheels, 22 MB). The run-time
 #       predicate against the built-in select_if_50, then benches/peers/cuda_compute.py on the same jobs, then
 #       racecheck on the built-in selections' edge sizes (benches/STATUS.md lead 10).
+#   scripts/h200-user-code.sh all      carry both: tests, sanitizer, user scans, user predicate, cuda.compute,
+#       the racecheck probe, then the small affine rows, each only while ALL_DEADLINE (default 570) seconds
+#       of the call leave room for it (a device session with time for one call only).
 source "$(dirname "$0")/h200-prologue.sh" "user-code-$1"
 export LOOKBACK_CACHE_DIR=/tmp/lbcache
 date +%T; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-case "$1" in
-verify)
-  run_tests_parallel 4; date +%T
-  sanitize_cases rtc_wide_acc
+
+tests_step() { run_tests_parallel 4; date +%T; }
+sanitize_step() { sanitize_cases rtc_wide_acc; }
+scan_user_step() {
   bench_spec scan-user 110 "bench-scan --types i32,f32,f64 --algos inclusive_sum,exclusive_sum,inclusive_sum_user,inclusive_sum_user_comm,affine_user --sizes 16,24,28"
+}
+affine_small_step() {
   for e in classic persistent; do
     bench_spec affine-small-$e 40 "bench-scan --engine $e --types f32 --algos affine_user,inclusive_sum_user --sizes 12,14,16,18,20"
   done
-  ;;
-peers)
+}
+select_user_step() {
   bench_spec select-user 150 "bench-select --types i32,f32 --algos select_if_50,select_if_50_user --sizes 16,24,28"
+}
+cuda_compute_step() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     target/wheels/*.whl && export PYTHONPATH=/tmp/site
-  PYTHONUNBUFFERED=1 timeout 330 python3 benches/peers/cuda_compute.py --sizes 16,24,28 --types i32,f32 \
+  PYTHONUNBUFFERED=1 timeout "${1:-330}" python3 benches/peers/cuda_compute.py --sizes 16,24,28 --types i32,f32 \
     --csv $OUT/cuda-compute.csv >$OUT/cuda-compute.txt 2>&1
   echo "== cuda.compute rc $?"
   grep -v "^#" $OUT/cuda-compute.txt | head -40
   pack
-  # STATUS lead 10: does the built-in persistent unique (edge sizes from 1 item, both engines) show the
-  # hazards the user-equality one did? Hazards print as they are found, so a run cut short still tells.
-  timeout 100 compute-sanitizer --tool racecheck $b/test-select-* edge_i32 --test-threads 1 \
+}
+# STATUS lead 10: does the built-in persistent unique (edge sizes from 1 item, both engines) show the
+# hazards the user-equality one did? Hazards print as they are found, so a run cut short still tells.
+race_probe_step() {
+  timeout "${1:-100}" compute-sanitizer --tool racecheck $b/test-select-* edge_i32 --test-threads 1 \
     >$OUT/racecheck-select-edge_i32.txt 2>&1
   echo "== racecheck test-select edge_i32 (rc $?)"
   grep -E "Race reported|RACECHECK SUMMARY|test result" $OUT/racecheck-select-edge_i32.txt | sort | uniq -c | head -12
   pack
+}
+# room N: whether N more seconds fit before ALL_DEADLINE (seconds since the script started).
+room() {
+  if [ $((SECONDS + $1)) -le "${ALL_DEADLINE:-570}" ]; then return 0; fi
+  echo "== skipped (needs $1 s, $SECONDS s gone of ${ALL_DEADLINE:-570})"; return 1
+}
+
+case "$1" in
+verify) tests_step; sanitize_step; scan_user_step; affine_small_step ;;
+peers) select_user_step; cuda_compute_step; race_probe_step ;;
+all)
+  tests_step
+  room 120 && sanitize_step
+  room 110 && scan_user_step
+  room 150 && select_user_step
+  room 90 && cuda_compute_step $((${ALL_DEADLINE:-570} - SECONDS - 50))
+  room 60 && race_probe_step 50
+  room 80 && affine_small_step
   ;;
-*) echo "h200-user-code.sh: verify or peers" >&2; exit 2 ;;
+*) echo "h200-user-code.sh: verify, peers or all" >&2; exit 2 ;;
 esac
 date +%T
