@@ -43,11 +43,12 @@ sanitize_cases() {
   done
 }
 # run_tests_parallel N: the same binaries, N at a time (each with 4 test threads, LOOKBACK_REQUIRE_GPU=1,
-# its output in $OUT/<binary>.txt): the binaries that fail, the summed counts, the first panics.
+# its output in $OUT/<binary>.txt, at most TEST_TIMEOUT seconds, default 200): the binaries that fail, the
+# summed counts, the first panics.
 run_tests_parallel() {
   echo "== all tests ($1 binaries at a time)"
   ls $b/test-* | LOOKBACK_REQUIRE_GPU=1 xargs -P "$1" -I{} sh -c \
-    't={}; timeout 200 env -u OUT $t --test-threads 4 > $OUT/$(basename $t).txt 2>&1; echo "$(basename $t) rc=$?"' \
+    't={}; timeout ${TEST_TIMEOUT:-200} env -u OUT $t --test-threads 4 > $OUT/$(basename $t).txt 2>&1; echo "$(basename $t) rc=$?"' \
     >$OUT/test-rcs.txt
   echo "binaries: $(wc -l <$OUT/test-rcs.txt), failing: $(grep -vc 'rc=0$' $OUT/test-rcs.txt)"
   grep -v 'rc=0$' $OUT/test-rcs.txt

@@ -13,12 +13,13 @@
 #       racecheck on the built-in selections' edge sizes (benches/STATUS.md lead 10).
 #   scripts/h200-user-code.sh all      carry both: tests, sanitizer, user scans, user predicate, cuda.compute,
 #       the racecheck probe, then the small affine rows, each only while ALL_DEADLINE (default 570) seconds
-#       of the call leave room for it (a device session with time for one call only).
+#       of the call leave room for it (a device session with time for one call only). TEST_JOBS (default 4)
+#       test binaries run at a time.
 source "$(dirname "$0")/h200-prologue.sh" "user-code-$1"
 export LOOKBACK_CACHE_DIR=/tmp/lbcache
 date +%T; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
-tests_step() { run_tests_parallel 4; date +%T; }
+tests_step() { run_tests_parallel "${TEST_JOBS:-4}"; date +%T; }
 sanitize_step() { sanitize_cases rtc_wide_acc; }
 scan_user_step() {
   bench_spec scan-user 110 "bench-scan --types i32,f32,f64 --algos inclusive_sum,exclusive_sum,inclusive_sum_user,inclusive_sum_user_comm,affine_user --sizes 16,24,28"
