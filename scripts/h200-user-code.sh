@@ -13,7 +13,7 @@
 #       racecheck on the built-in selections' edge sizes (benches/STATUS.md lead 10).
 #   scripts/h200-user-code.sh all      carry both: tests, sanitizer, user scans, user predicate, cuda.compute,
 #       the racecheck probe, then the small affine rows, each only while ALL_DEADLINE (default 570) seconds
-#       of the call leave room for it (a device session with time for one call only). TEST_JOBS (default 4)
+#       of the call leave room for it (for when device time allows one call only). TEST_JOBS (default 4)
 #       test binaries run at a time.
 source "$(dirname "$0")/h200-prologue.sh" "user-code-$1"
 export LOOKBACK_CACHE_DIR=/tmp/lbcache
