@@ -2,15 +2,15 @@
 """Speed of every primitive relative to CUB against size (CUB's time / lookback's: above 1, lookback is
 faster), as an SVG with no dependencies.
 
-    scripts/plot_vs_cub.py benches/data/h200-2026-11-30-s6 docs/vs-cub.svg
+    scripts/plot_vs_cub.py benches/data/h200-2026-11-30-2001 docs/vs-cub.svg
 
 The directory holds the text output of benches built with `--features cub-baseline` (bench-scan.txt,
 bench-select.txt, bench-runs.txt from `scripts/h200-final.sh`, and optionally override-*.txt, rows
 re-measured later that replace the earlier ones), where every lookback row that CUB has is followed by
 its `cub:<row>` line, timed in the same process on the same buffers. Further bench outputs named after
 the SVG (e.g. an override file measured later) replace rows too, in the order given:
-    scripts/plot_vs_cub.py benches/data/h200-2026-12-01-s11 docs/vs-cub.svg \
-        benches/data/h200-2026-12-01-s12/override-call8-i32-encodings.txt
+    scripts/plot_vs_cub.py benches/data/h200-2026-12-01-0615 docs/vs-cub.svg \
+        benches/data/h200-2026-12-01-0748/override-call8-i32-encodings.txt
 """
 import re
 import sys

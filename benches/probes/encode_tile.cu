@@ -4,9 +4,9 @@
 // device-to-device copy of the keys for the ratio to memcpy.
 //
 // Why (benches/log/2026-11-30-to-2026-12-02-notes.md, 2026-12-02): the register tile took i32 RLE from 0.57 to
-// 0.72 of memcpy at 2^28 (benches/data/h200-2026-12-02-s22/), but non-trivial runs (0.56) and every 8-byte
+// 0.72 of memcpy at 2^28 (benches/data/h200-2026-12-02-0843/), but non-trivial runs (0.56) and every 8-byte
 // key stayed on the run agent; f64 non-trivial runs were 2-4 % slower than CUB at 2^22-2^28. Results of
-// this probe: benches/data/h200-2026-12-02-s23/call1-probe-encode-tile.txt.
+// this probe: benches/data/h200-2026-12-02-1146/call1-probe-encode-tile.txt.
 //
 // Every output (keys or offsets, lengths, run count) is checked against a host computation on poisoned
 // buffers, and nothing past the runs may be written.

@@ -11,7 +11,7 @@
 //               every one is ready, barrier, then the store (no compute beyond a warp reduction)
 // No variant computes a prefix correctly: they bound what any kernel of this structure can reach.
 //
-// Cluster variants (sm_90 thread-block clusters, measured 2026-12-02: benches/data/h200-2026-12-02-s21/
+// Cluster variants (sm_90 thread-block clusters, measured 2026-12-02: benches/data/h200-2026-12-02-0545/
 // call1-latency-floor-clusters.txt): the whole grid is one cluster of ≤ 16 blocks, which the hardware
 // schedules together, so tile = the block's rank in the cluster needs no atomic for forward progress, and
 // the aggregates travel through distributed shared memory instead of L2:

@@ -5,7 +5,7 @@
 //
 // Why (benches/log/2026-11-30-to-2026-12-02-notes.md, 2026-12-02): the run agent's i32 reduce_by_key and RLE
 // reach 0.68 and 0.57 of memcpy at 2^28; its design lost 20-44 % to a register tile for the f64 scans by
-// key (benches/data/h200-2026-12-02-s21/). Results of this probe: benches/data/h200-2026-12-02-s22/.
+// key (benches/data/h200-2026-12-02-0545/). Results of this probe: benches/data/h200-2026-12-02-0843/.
 //
 // Every output (keys, results, run count) is checked against a host computation on poisoned buffers.
 //

@@ -8,7 +8,7 @@
 //
 // The register tile is the library's (cuda/classic/scan_by_key_tile.cuh, in its tuning row's shape). The
 // shape sweep of 2026-12-02 (256 × 10, 224 × 10, 256 × 6, 128 × 10, 192 × 14; the notes log above, data in
-// benches/data/h200-2026-12-02-s21/call8-10-probe-scan-by-key-tile.txt) ran on this probe's first version,
+// benches/data/h200-2026-12-02-0545/call8-10-probe-scan-by-key-tile.txt) ran on this probe's first version,
 // commit 89f058c, which carried its own copy of the tile with the shape as template parameters.
 //
 // Build (from the crate root): nvcc -O3 -std=c++17 --expt-relaxed-constexpr -arch=sm_90 -I cuda \
