@@ -14,7 +14,9 @@
 #   scripts/h200-user-code.sh all      carry both: tests, sanitizer, user scans, user predicate, cuda.compute,
 #       the racecheck probe, then the small affine rows, each only while ALL_DEADLINE (default 570) seconds
 #       of the call leave room for it (for when device time allows one call only). TEST_JOBS (default 4)
-#       test binaries run at a time.
+#       test binaries run at a time. SKIP names steps an earlier call already ran (tests sanitize scan_user
+#       select_user cuda_compute race_probe affine_small), so that a machine that may be taken back mid-call
+#       can be used in short calls: ALL_DEADLINE=300 first, then SKIP="tests sanitize" on the warm machine.
 source "$(dirname "$0")/h200-prologue.sh" "user-code-$1"
 export LOOKBACK_CACHE_DIR=/tmp/lbcache
 date +%T; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -50,6 +52,8 @@ race_probe_step() {
   grep -E "Race reported|RACECHECK SUMMARY|test result" $OUT/racecheck-select-edge_i32.txt | sort | uniq -c | head -12
   pack
 }
+# want STEP: whether SKIP leaves the step to this call.
+want() { case " ${SKIP:-} " in *" $1 "*) echo "== $1 skipped (SKIP)"; return 1 ;; esac; }
 # room N: whether a step that may take N seconds ends before the deadline (seconds since the script started).
 deadline=${ALL_DEADLINE:-570}
 room() {
@@ -61,15 +65,15 @@ case "$1" in
 verify) tests_step; sanitize_step; scan_user_step; affine_small_step ;;
 peers) select_user_step; cuda_compute_step; race_probe_step ;;
 all)
-  tests_step
+  want tests && tests_step
   # Each room is the step's own timeout (sanitize_cases: 240 s, bench_spec's), so no step outlasts the
   # deadline; cuda.compute gets what is left but at least 100 s (13 cold builds of about 3 s, then the runs).
-  room 240 && sanitize_step
-  room 110 && scan_user_step
-  room 150 && select_user_step
-  room 150 && cuda_compute_step $((deadline - SECONDS - 50))
-  room 60 && race_probe_step 50
-  room 80 && affine_small_step
+  want sanitize && room 240 && sanitize_step
+  want scan_user && room 110 && scan_user_step
+  want select_user && room 150 && select_user_step
+  want cuda_compute && room 150 && cuda_compute_step $((deadline - SECONDS - 50))
+  want race_probe && room 60 && race_probe_step 50
+  want affine_small && room 80 && affine_small_step
   ;;
 *) echo "h200-user-code.sh: verify, peers or all" >&2; exit 2 ;;
 esac
