@@ -2,15 +2,20 @@
 #   source "$(dirname "$0")/h200-prologue.sh" NAME
 # On the device machine: cd to the crate root; $R is the call's $OUT (what comes back: at most 8 files),
 # $OUT becomes /tmp/logs (the full logs, which the benches also write their CSVs to); everything printed
-# is also appended to $R/summary-NAME.txt; the carried target/bundle.tar.xz (or $BUNDLE) is unpacked; $b is the
-# bundle's bin/; `pack` archives /tmp/logs into $R/logs-NAME.tgz (call it after each step, so that a call
-# cut short keeps what ran).
+# is also appended to $R/summary-NAME.txt; the carried target/bundle.tar.xz (or $BUNDLE) is unpacked
+# (BUNDLE_SWAP, below); $b is the bundle's bin/; `pack` archives /tmp/logs into $R/logs-NAME.tgz (call it
+# after each step, so that a call cut short keeps what ran).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 R=${OUT:-/tmp/h200}; export OUT=/tmp/logs; mkdir -p "$OUT" "$R"
 prologue_name=$1
 exec > >(tee -a "$R/summary-$prologue_name.txt") 2>&1
 tar xJf "${BUNDLE:-target/bundle.tar.xz}" -C target
+# BUNDLE_SWAP=DIR: the bundle's DIR/ and bin/ trade places. A bundle may carry two builds (a trial in bin/,
+# main in ab/: scripts/h200-ab.sh); BUNDLE_SWAP=ab then runs main's binaries as bin/ in any script.
+if [ -n "${BUNDLE_SWAP:-}" ]; then
+  (cd target/gpu-bundle && mv bin bin.swap && mv "$BUNDLE_SWAP" bin && mv bin.swap "$BUNDLE_SWAP")
+fi
 b=target/gpu-bundle/bin
 pack() { tar czf "$R/logs-$prologue_name.tgz" -C /tmp logs; }
 # bench_spec LOG SECONDS "bench-x ARGS": one bench command line (20 reps, CUB in the same process), its
