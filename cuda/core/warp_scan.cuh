@@ -60,6 +60,46 @@ template <class Op, class A> __device__ __forceinline__ A warp_reduce(A x) {
     return shfl_from(warp_inclusive_scan<Op>(x), 31);
 }
 
+// ROWS rows reduced at once, each across the warp in lane order (row r: lane 0's x[r] ⊕ … ⊕ lane 31's),
+// by warp_reduce's own balanced tree, so with the same bits. Each of the first log2(ROWS) levels halves
+// the rows a lane holds: it keeps the half its lane bit names, combined with its partner's copy, and sends
+// the other half; the last levels combine one value. ROWS + 4 shuffles where ROWS warp_reduces take
+// 6·ROWS. Returns a value from which warp_row_total reads each row's total. x is overwritten.
+template <class Op, int ROWS, class A> __device__ __forceinline__ A warp_reduce_rows(A (&x)[ROWS]) {
+    static_assert(ROWS >= 1 && ROWS <= 32 && (ROWS & (ROWS - 1)) == 0, "ROWS: a power of two up to 32");
+    const unsigned lane = lane_id();
+    int level = 0;
+#pragma unroll
+    for (int half = ROWS / 2; half >= 1; half /= 2, ++level) {
+        const bool hi = lane & (1u << level);
+#pragma unroll
+        for (int k = 0; k < half; ++k) {
+            const A keep = hi ? x[half + k] : x[k];
+            const A send = hi ? x[k] : x[half + k];
+            const A got = shfl_from(send, (int)(lane ^ (1u << level)));
+            x[k] = hi ? Op::apply(got, keep) : Op::apply(keep, got);
+        }
+    }
+#pragma unroll
+    for (int l = 0; l < 5; ++l) {
+        if (l < level) continue;
+        const bool hi = lane & (1u << l);
+        const A got = shfl_from(x[0], (int)(lane ^ (1u << l)));
+        x[0] = hi ? Op::apply(got, x[0]) : Op::apply(x[0], got);
+    }
+    return x[0];
+}
+
+// Row r's total from warp_reduce_rows' result `v` (every lane): the lanes whose low bits, reversed, are r
+// hold it.
+template <int ROWS, class A> __device__ __forceinline__ A warp_row_total(A v, int r) {
+    int lane = 0, level = 0;
+#pragma unroll
+    for (int half = ROWS / 2; half >= 1; half /= 2, ++level)
+        if (r & half) lane |= 1 << level;
+    return shfl_from(v, lane);
+}
+
 // acc ⊕ x_from ⊕ x_(from+1) ⊕ … ⊕ x_(to-1), one lane at a time in lane order (a left fold; `from` and `to`
 // the same in every lane, 0 ≤ from ≤ to ≤ 32); every lane gets the result. The grouping of the operations
 // depends on nothing but `from` and `to`, which is what deterministic float sums need (LB_DETERMINISTIC).

@@ -240,7 +240,7 @@ template <class Work> struct PipeEngine {
         uint64_t empty[STAGES];  // every compute warp (or writer warp) is done with the slot
         uint64_t ready[STAGES];  // the look-ahead wrote the slot's exclusive prefix
         uint64_t reduced[STAGES];  // the slot's aggregate is in `aggregate` (publisher warp only)
-        uint64_t staged[STAGES];   // every compute warp has reduced and staged the slot (writer warps only)
+        uint64_t staged[STAGES];   // every compute thread has reduced and staged the slot (writer warps only)
         uint64_t tile_id[STAGES];
         uint64_t launch_word;
         A prefix[STAGES];
@@ -274,7 +274,7 @@ template <class Work> struct PipeEngine {
                 mbar_init(&s.empty[i], (WRITERS > 0 ? WRITERS : WARPS) + by_publisher + !Work::needs_prefix(p));
                 mbar_init(&s.ready[i], 1);
                 mbar_init(&s.reduced[i], 1);
-                if constexpr (WRITERS > 0) mbar_init(&s.staged[i], WARPS);
+                if constexpr (WRITERS > 0) mbar_init(&s.staged[i], COMPUTE_THREADS);
             }
             fence_barrier_init();
         }
@@ -471,9 +471,11 @@ template <class Work> struct PipeEngine {
             for (int i = 0; i < DET_WINDOWS; ++i) {
                 while (st[i] == STATUS_X) st[i] = state.read((window + i) * 32 + lane_id(), v[i]);
             }
+            // The windows' totals by warp_reduce's tree (the same bits), in fewer shuffles.
+            const A totals = warp_reduce_rows<Op, DET_WINDOWS>(v);
 #pragma unroll
             for (int i = 0; i < DET_WINDOWS; ++i) {
-                if (i < count) running = Op::apply(running, warp_reduce<Op>(v[i]));
+                if (i < count) running = Op::apply(running, warp_row_total<DET_WINDOWS>(totals, i));
             }
             window += count;
         }
@@ -591,8 +593,11 @@ template <class Work> struct PipeEngine {
             // The staging's writes through the generic proxy, ordered before the next bulk copy into the
             // slot by each writing thread (the writer warps free the slot).
             if constexpr (Work::WRITES_RING) asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
-            __syncwarp();
-            if (lane_id() == 0) mbar_arrive(&s.staged[slot]);
+            // Every thread arrives: its arrive releases its own writes (warp_exclusive, the staged items)
+            // to the writer warps' acquiring wait. With one arrive per warp after __syncwarp, the other
+            // lanes' writes reached the writers through the warp barrier only, a chain racecheck does not
+            // follow; one arrive per thread measured level with it (benches/log, 2026-12-07).
+            mbar_arrive(&s.staged[slot]);
         }
         return true;
     }

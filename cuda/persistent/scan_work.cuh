@@ -74,20 +74,30 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
                                                     int valid) {
         A total = Op::template identity<A>();
         if (valid == Engine::TILE_ITEMS) {
+            if constexpr (COMMUTATIVE) {
 #pragma unroll
-            for (int j = 0; j < CPL; ++j) {
-                Chunk c;
-                c.vec = tile[Engine::chunk_index(j)];
-                if constexpr (COMMUTATIVE) {
+                for (int j = 0; j < CPL; ++j) {
+                    Chunk c;
+                    c.vec = tile[Engine::chunk_index(j)];
 #pragma unroll
                     for (int e = 0; e < E; ++e) total = Op::apply(total, P::load(c.items[e]));
-                } else {
-                    const uint64_t first = start + (uint64_t)Engine::chunk_index(j) * E;
-                    A row = Op::template identity<A>();
-#pragma unroll
-                    for (int e = 0; e < E; ++e) row = Op::apply(row, P::load_at(c.items[e], first + e));
-                    total = Op::apply(total, warp_reduce<Op>(row));
                 }
+            } else {
+                // Each row's lane totals, all rows reduced at once (warp_reduce_rows: warp_reduce's tree,
+                // the same bits as one warp_reduce per row), then folded in row order.
+                A rows[CPL];
+#pragma unroll
+                for (int j = 0; j < CPL; ++j) {
+                    Chunk c;
+                    c.vec = tile[Engine::chunk_index(j)];
+                    const uint64_t first = start + (uint64_t)Engine::chunk_index(j) * E;
+                    rows[j] = Op::template identity<A>();
+#pragma unroll
+                    for (int e = 0; e < E; ++e) rows[j] = Op::apply(rows[j], P::load_at(c.items[e], first + e));
+                }
+                const A totals = warp_reduce_rows<Op, CPL>(rows);
+#pragma unroll
+                for (int j = 0; j < CPL; ++j) total = Op::apply(total, warp_row_total<CPL>(totals, j));
             }
         } else {
             const In* in = static_cast<const In*>(p.in) + start;
