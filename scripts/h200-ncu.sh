@@ -5,6 +5,9 @@
 # e.g. scripts/h200-ncu.sh count_if bench-select pipe_select --sizes 26 --algos count_if_50 --engine persistent
 # Packs ncu-NAME.txt (speed of light, warp states, scheduler, memory) and ncu-NAME-sass.csv
 # (per-instruction stall samples) into $OUT/ncu-NAME.tgz (one file: 8 come back), and prints the headlines.
+# NCU_SKIP (default 4) is how many launches of the kernel pass before the profiled one. A row that is
+# timed against a base row (the `_det` rows: t/base) runs the base row first, WARMUP (3) + reps calls and
+# its check, so skip past them: NCU_SKIP=30 with --reps 20 profiles the row itself.
 # BENCH_ARGS must include --reps (at least 20). NCU_FLAGS adds ncu options, e.g. "--cache-control none
 # --replay-mode application" to profile a launch in the L2 state the previous call left (ncu flushes caches).
 set -u
@@ -13,7 +16,7 @@ cd "$(dirname "$0")/.."
 name=$1 bench=$2 kernel=$3; shift 3
 R=${OUT:-/tmp/h200}; W=/tmp/ncu; mkdir -p $R $W
 b=target/gpu-bundle/bin
-timeout 240 ncu --clock-control none ${NCU_FLAGS:-} --kernel-name regex:$kernel --launch-skip 4 --launch-count 1 \
+timeout 240 ncu --clock-control none ${NCU_FLAGS:-} --kernel-name regex:$kernel --launch-skip ${NCU_SKIP:-4} --launch-count 1 \
   --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
   --section Occupancy --section LaunchStats --section SourceCounters --import-source no \
   -o $W/ncu-$name -f env OUT=$W $b/$bench "$@" >$W/ncu-$name-run.txt 2>&1
