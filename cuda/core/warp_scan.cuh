@@ -101,6 +101,17 @@ template <int ROWS, class A> __device__ __forceinline__ A warp_row_total(A v, in
     return shfl_from(v, lane);
 }
 
+// acc ⊕ row 0 ⊕ row 1 ⊕ … ⊕ row (count-1), each row's total by warp_reduce_rows (warp_reduce's tree),
+// the rows folded left in order: what one warp_reduce per row folded into acc gives, bit for bit. Every
+// lane gets the result; `count` (≤ ROWS, the same in every lane) leaves the last rows out. x is overwritten.
+template <class Op, int ROWS, class A> __device__ __forceinline__ A warp_fold_rows(A acc, A (&x)[ROWS], int count = ROWS) {
+    const A totals = warp_reduce_rows<Op, ROWS>(x);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+        if (r < count) acc = Op::apply(acc, warp_row_total<ROWS>(totals, r));
+    return acc;
+}
+
 // acc ⊕ x_from ⊕ x_(from+1) ⊕ … ⊕ x_(to-1), one lane at a time in lane order (a left fold; `from` and `to`
 // the same in every lane, 0 ≤ from ≤ to ≤ 32); every lane gets the result. The grouping of the operations
 // depends on nothing but `from` and `to`, which is what deterministic float sums need (LB_DETERMINISTIC).

@@ -472,11 +472,7 @@ template <class Work> struct PipeEngine {
                 while (st[i] == STATUS_X) st[i] = state.read((window + i) * 32 + lane_id(), v[i]);
             }
             // The windows' totals by warp_reduce's tree (the same bits), in fewer shuffles.
-            const A totals = warp_reduce_rows<Op, DET_WINDOWS>(v);
-#pragma unroll
-            for (int i = 0; i < DET_WINDOWS; ++i) {
-                if (i < count) running = Op::apply(running, warp_row_total<DET_WINDOWS>(totals, i));
-            }
+            running = warp_fold_rows<Op>(running, v, count);
             window += count;
         }
         return running;

@@ -83,8 +83,8 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
                     for (int e = 0; e < E; ++e) total = Op::apply(total, P::load(c.items[e]));
                 }
             } else {
-                // Each row's lane totals, all rows reduced at once (warp_reduce_rows: warp_reduce's tree,
-                // the same bits as one warp_reduce per row), then folded in row order.
+                // Each row's lane totals, all rows reduced at once and folded in row order (warp_fold_rows:
+                // the same bits as one warp_reduce per row).
                 A rows[CPL];
 #pragma unroll
                 for (int j = 0; j < CPL; ++j) {
@@ -95,9 +95,7 @@ template <class P> struct PipeScanWork : PipeWorkDefaults {
 #pragma unroll
                     for (int e = 0; e < E; ++e) rows[j] = Op::apply(rows[j], P::load_at(c.items[e], first + e));
                 }
-                const A totals = warp_reduce_rows<Op, CPL>(rows);
-#pragma unroll
-                for (int j = 0; j < CPL; ++j) total = Op::apply(total, warp_row_total<CPL>(totals, j));
+                total = warp_fold_rows<Op>(total, rows);
             }
         } else {
             const In* in = static_cast<const In*>(p.in) + start;
