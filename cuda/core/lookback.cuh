@@ -47,16 +47,21 @@
 // So a tile t with a head knows its inclusive prefix as soon as it has its count: after its anchored
 // prefix E it publishes P_t = E ⊕ a_t = (exact count, a_t's value bits) (resolve_prefix), the same bits
 // whichever way E was found, as in the default mode (where the count is the reason to wait at all).
-// Readers of such a P:
-// * A window reader takes P_t where A_t was: by (b) the tree's values stay the same (both counts are
-//   non-zero), so S_k(p)'s and W_k's values are unchanged; their counts are not, and are not used. If the
-//   highest P before tile 32k+p is at lane l, the tile's prefix is (P_l's count + the A counts of lanes
-//   l+1 … p-1, S_k(p)'s value): the count exact by (a), the value E_k ⊕ S_k(p)'s by (c), S_k(p) holding
-//   tile 32k+l's head, so E_k is not needed at all. An anchor with such a P publishes its entry's P at once,
-//   (exact count, W_k's value) = E_k ⊕ W_k by the same argument.
-// * Otherwise the window before the tile holds only A's (an anchor's W_k, published as A, is exact), and
+// Its successors need no such P to find theirs (keyed_anchored_lookback). A P read where an A was changes
+// no value of the window tree by (b) (both counts are non-zero), so S_k(p)'s and W_k's values are the
+// same whichever was read; their counts are not, and are not used. Tile 32k+p reads its 32 predecessors,
+// as the default look-back's first step does, and:
+// * if a tile of its window before it has a head, its prefix is (the exact count, S_k(p)'s value): the
+//   count by (a) from the nearest P back and the A counts after it, found as the default look-back finds
+//   it; the value is E_k ⊕ S_k(p)'s by (c), S_k(p)'s last stretch holding that head, so E_k is not needed;
+// * if it opens its window (p = 0) and its predecessor has a head, its prefix is (the exact count, that
+//   predecessor's value): E_k's value by (c), the last stretch of W_(k-1) (and of E_(k-1) ⊕ W_(k-1))
+//   holding that head, down to the predecessor's own value, which its A and its P both carry unchanged;
+// * otherwise the window before the tile holds no head (an anchor's W_k, published as A, is exact), and
 //   the look-back goes through the anchor entries as above, each of whose P's is E_j ⊕ W_j however it was
 //   made.
+// An anchor whose window holds a head before it publishes its entry's P, (exact count, W_k's value) =
+// E_k ⊕ W_k by the same argument, as soon as it has its count.
 // Every tile therefore gets the bits of E_k ⊕ S_k(p), the grouping described above (and in the docs of
 // Workspace::set_deterministic), only sooner; the paths differ in which loads they wait for, not in any
 // float operation. Headless tiles never publish P: their inclusive value depends on E_k's grouping. The
@@ -175,9 +180,8 @@ __device__ __forceinline__ A fold_anchors(const State& state, const LookbackPara
 }
 
 // The deterministic exclusive prefix of `tile` > 0 whose own value is `aggregate` (warp 0 of its block;
-// every lane gets it). An anchor also publishes its window's entry. See the header, and "Keyed sums" there
-// for the way out through a P published by a tile with a head (the only P a window entry may hold besides
-// tile 0's).
+// every lane gets it), for order-sensitive operators other than the keyed sums. An anchor also publishes
+// its window's entry. See the header.
 template <class Op, class A, class State>
 __device__ __forceinline__ A anchored_lookback(const State& state, uint64_t tile, const LookbackParams& lb,
                                                const A& aggregate) {
@@ -200,25 +204,6 @@ __device__ __forceinline__ A anchored_lookback(const State& state, uint64_t tile
     const A window = shfl_from(scanned, 31);
     const A within = shfl_from(scanned, max(pos - 1, 0));
     const bool anchor_tile = pos == ANCHOR_WINDOW - 1;
-    if constexpr (CutsAtHeads<Op>::value) {
-        // Keyed sums: a P in the window before this tile (the highest, lane l) ends the look-back here.
-        // Its value is its aggregate's, bit for bit, so `within` and `window` are the fixed tree's
-        // (the tree tests counts only for zero); its count is exact, and so is everything above it.
-        const unsigned prefixes = __ballot_sync(0xffffffffu, lane < pos && s == STATUS_P);
-        if (prefixes) {
-            const int l = 31 - __clz((int)prefixes);
-            // Lanes l+1 .. pos-1 hold A's: tile-local counts (below 2^16 each), whose sum fits 32 bits.
-            const uint32_t above = __reduce_add_sync(0xffffffffu, lane > l && lane < pos ? (uint32_t)value.count : 0u);
-            A exclusive = within;
-            exclusive.count = shfl_from(value.count, l) + above;
-            if (anchor_tile && lane == 0) {
-                A inclusive = window;  // E_k ⊕ W_k: W_k's value (W_k holds a head), the exact count
-                inclusive.count = exclusive.count + aggregate.count;
-                state.publish(anchor_entry(lb, k), STATUS_P, inclusive);
-            }
-            return exclusive;
-        }
-    }
     if (anchor_tile && lane == 0) state.publish(anchor_entry(lb, k), STATUS_A, window);
     while (__any_sync(0xffffffffu, as == STATUS_X)) {
         backoff(lb.poll_ns);
@@ -227,6 +212,69 @@ __device__ __forceinline__ A anchored_lookback(const State& state, uint64_t tile
     const A before = fold_anchors<Op>(state, lb, k, anchor, as);
     if (anchor_tile && lane == 0) state.publish(anchor_entry(lb, k), STATUS_P, Op::apply(before, window));
     return pos > 0 ? Op::apply(before, within) : before;
+}
+
+// The deterministic exclusive prefix of keyed tile `tile` > 0 (CutsAtHeads), whose own pair is
+// `aggregate` (warp 0; every lane gets it): the bits of anchored_lookback's E_k ⊕ S_k(p), found sooner
+// ("Keyed sums" in the header). Its count is an integer sum, exact under any grouping (a), so the default
+// look-back's walk to the nearest P finds it. Its value is fixed by the nearest head before the tile (c):
+// * a tile of the window before it (lanes < p) has a head: the value is S_k(p)'s, the window tree's;
+// * the tile opens its window (p = 0) and its predecessor has a head: the value is that predecessor's,
+//   bit for bit, which is E_k's (the last stretch of W_(k-1) holds that head);
+// * otherwise the anchors give E_k, as in anchored_lookback.
+// Both first cases need only the 32 predecessors the default look-back reads first, waited out of X; an
+// anchor whose window holds a head publishes its entry's P, (exact count, W_k's value), at once.
+template <class Op, class A, class State>
+__device__ __forceinline__ A keyed_anchored_lookback(const State& state, uint64_t tile, const LookbackParams& lb,
+                                                     const A& aggregate) {
+    const int lane = (int)lane_id();
+    const int64_t k = (int64_t)(tile / ANCHOR_WINDOW);
+    const int pos = (int)(tile % ANCHOR_WINDOW);
+    // Lane i: tile - 32 + i, as the default look-back's first step (before tile 0: P with the identity).
+    int64_t end = (int64_t)tile;
+    A value = Op::template identity<A>();
+    unsigned s = end - 32 + lane < 0 ? STATUS_P : state.read((uint64_t)(end - 32 + lane), value);
+    while (__any_sync(0xffffffffu, s == STATUS_X)) {
+        backoff(lb.poll_ns);
+        if (s == STATUS_X) s = state.read((uint64_t)(end - 32 + lane), value);
+    }
+    // The window in lane order (tile 32k + i at lane i, read by lane i + 32 - pos), the tile's own pair at
+    // lane pos, the identity above: anchored_lookback's tree, over the same values.
+    A in_window = shfl_from(value, (lane + 32 - pos) & 31);
+    if (lane >= pos) in_window = lane == pos ? aggregate : Op::template identity<A>();
+    const A scanned = warp_inclusive_scan<Op>(in_window);
+    const A window = shfl_from(scanned, 31);
+    const A within = shfl_from(scanned, max(pos - 1, 0));
+    const bool head_in_window = __ballot_sync(0xffffffffu, lane < pos && in_window.count > 0) != 0;
+    const bool head_before = pos > 0 ? head_in_window : shfl_from(value.count, 31) > 0;
+    if (!head_before) return anchored_lookback<Op>(state, tile, lb, aggregate);
+    // The count: the nearest P's and the tile-local counts of the A's after it (below 2^16 each, 32 of
+    // them: 32 bits hold their sum), walking back a window of 32 at a time until a P is met.
+    A exclusive;
+    exclusive.value = pos > 0 ? within.value : shfl_from(value.value, 31);
+    exclusive.count = 0;
+    while (true) {
+        const unsigned prefixes = __ballot_sync(0xffffffffu, s == STATUS_P);
+        const int highest_p = prefixes ? 31 - __clz((int)prefixes) : -1;
+        exclusive.count += __reduce_add_sync(0xffffffffu, lane > highest_p ? (uint32_t)value.count : 0u);
+        if (prefixes) {
+            exclusive.count += shfl_from(value.count, highest_p);
+            break;
+        }
+        end -= 32;
+        value = Op::template identity<A>();
+        s = end - 32 + lane < 0 ? STATUS_P : state.read((uint64_t)(end - 32 + lane), value);
+        while (__any_sync(0xffffffffu, s == STATUS_X)) {
+            backoff(lb.poll_ns);
+            if (s == STATUS_X) s = state.read((uint64_t)(end - 32 + lane), value);
+        }
+    }
+    if (pos == ANCHOR_WINDOW - 1 && lane == 0) {
+        A inclusive = window;  // E_k ⊕ W_k: W_k's value (W_k holds a head), the exact count
+        inclusive.count = exclusive.count + aggregate.count;
+        state.publish(anchor_entry(lb, k), STATUS_P, inclusive);
+    }
+    return exclusive;
 }
 
 // The exclusive prefix of `tile` (warp 0 of its block; every lane gets it).
@@ -282,14 +330,16 @@ __device__ __forceinline__ A resolve_prefix(const State& state, uint64_t tile, c
     if constexpr (OrderSensitive<Op, A>::value) {
         if (lb.flags & LB_DETERMINISTIC) {
             backoff(lb.first_poll_ns);
-            const A exclusive = anchored_lookback<Op, A>(state, tile, lb, aggregate);
             if constexpr (CutsAtHeads<Op>::value) {
+                const A exclusive = keyed_anchored_lookback<Op, A>(state, tile, lb, aggregate);
                 // A keyed tile with a head: exclusive ⊕ aggregate is its aggregate's value, bit for bit, and
                 // the exact count, whichever way the prefix was found ("Keyed sums" in the header).
                 if (publish && aggregate.count > 0 && lane_id() == 0)
                     state.publish(tile, STATUS_P, Op::apply(exclusive, aggregate));
+                return exclusive;
+            } else {
+                return anchored_lookback<Op, A>(state, tile, lb, aggregate);
             }
-            return exclusive;
         }
     }
     const A exclusive = warp_lookback<Op, A, State, WIDE>(state, tile, lb);

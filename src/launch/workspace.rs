@@ -218,10 +218,10 @@ impl Workspace {
     /// count alone (on every GPU and for every alignment of the input).
     /// The cost is one more status read per tile (its window's anchor), overlapped with the usual one;
     /// measured in `benches/STATUS.md` (the `_det` rows). Keyed sums mostly avoid even that: a run head cuts
-    /// off everything before it, so a tile that holds one knows its inclusive prefix, bit for bit, as soon
-    /// as it has its exact run count, and publishes it as in the default mode; a later tile of its window
-    /// stops there. The grouping above matters only for runs that span whole tiles without a head, and the
-    /// results are the bits it gives, whichever way a tile found its prefix.
+    /// off everything before it, so a tile with a head before it in its window of 32 tiles (or right
+    /// before it) takes its value from that window's fixed tree, and only its run count, an exact integer,
+    /// from the look-back as in the default mode. The grouping above matters only for runs that span whole
+    /// tiles without a head, and the results are the bits it gives, whichever way a tile found its prefix.
     ///
     /// # Example
     /// ```
