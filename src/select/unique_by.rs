@@ -22,9 +22,8 @@ impl Workspace {
     /// Keys are any [`DeviceType`] of 1, 2, 4 or 8 bytes, your `#[repr(C)]` structs included. Runs on the
     /// selection agents compiled at run time for the equality (the first call compiles them or finds them
     /// in the caches; [`UserEq::compile`] does that ahead, and must be called before capturing the call
-    /// into a CUDA graph), on the classic agent whatever [`Engine`](crate::Engine) the workspace has: the
-    /// persistent engine's unique with a user equality raised racecheck hazards under compute-sanitizer
-    /// (H100, 2026-12-06) and stays off until they are understood.
+    /// into a CUDA graph), on the engine the workspace's [`Engine`](crate::Engine) picks, as the built-in
+    /// unique does.
     ///
     /// # Errors
     /// [`Error::OutputTooSmall`] (for `output` or an empty `num_selected`), [`Error::ContextMismatch`],
@@ -118,14 +117,7 @@ impl Workspace {
             Source::UserUnique(rtc::unique_kernels(stream.context(), &eq.code)?.0)
         };
         let job = SelectJob { input: src, output: dst, rejected: 0, num_selected, n, source, mode: Mode::Compact };
-        // The classic agent only: `lookback_rtc_pipe_unique` showed 20 racecheck hazards (reads at three
-        // places of the kernel) on tests/rtc_eq.rs's sanitizer cases (H100, 2026-12-06,
-        // benches/data/h100-2026-12-06/user-code/), which the classic kernel did not.
-        let engine = self.engine();
-        self.set_engine(crate::Engine::Classic);
-        let result = self.select_raw_as(stream, job, ty);
-        self.set_engine(engine);
-        result
+        self.select_raw_as(stream, job, ty)
     }
 }
 
