@@ -62,7 +62,9 @@ pub enum Error {
         /// The element type's name.
         dtype: &'static str,
     },
-    /// A predicate compiles to more instructions or a deeper stack than the device program holds.
+    /// A predicate kept as written (one with a bit test, or whose comparisons select more than 8 separate
+    /// intervals: [`Pred`](crate::Pred) says when) needs more instructions or a deeper stack than the
+    /// device program holds.
     #[error(
         "predicate too complex: {instructions} instructions (at most {max_i}) and stack depth {depth} (at most {max_d})",
         max_i = crate::pred::MAX_INSTRUCTIONS,

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 mod debug;
 mod eval;
 mod fold;
+mod intervals;
 pub(crate) mod predicate;
 mod program;
 
@@ -18,6 +19,10 @@ pub(crate) use program::PredProgram;
 
 /// Instructions a predicate may compile to (`PRED_MAX_INSTRUCTIONS` in `cuda/core/predicate.cuh`).
 ///
+/// The limit binds only predicates that keep their instructions: one with a bit test
+/// ([`any_bits`](Pred::any_bits), [`all_bits`](Pred::all_bits)), or whose comparisons select more than 8
+/// separate intervals. Any other predicate, of any size, compiles to the intervals it selects.
+///
 /// # Example
 /// ```
 /// # fn main() -> lookback::Result<()> {
@@ -25,14 +30,20 @@ pub(crate) use program::PredProgram;
 /// # if !lookback::kernels_built() { return Ok(()) }
 /// use lookback::{Error, Pred};
 /// let input = stream.clone_htod(&[0u32, 3, 7, 9])?;
-/// // Eight leaves and seven `|`: 15 instructions.
-/// let mut small = Pred::eq(0u32);
-/// for k in 1..8 {
-///     small = small | Pred::eq(k);
+/// // Comparisons fold into the values they select: `0 <= x <= 8`, one comparison pair.
+/// let mut digits = Pred::eq(0u32);
+/// for k in 1..=8 {
+///     digits = digits | Pred::eq(k);
 /// }
-/// assert_eq!(lookback::count_if(&input, &small)?, 3);
+/// assert_eq!(lookback::count_if(&input, &digits)?, 3);
+/// // Bit tests do not: eight leaves and seven `|` are 15 instructions.
+/// let mut bits = Pred::any_bits(1u32);
+/// for k in 1..8 {
+///     bits = bits | Pred::any_bits(1 << k);
+/// }
+/// assert_eq!(lookback::count_if(&input, &bits)?, 3);
 /// // A leaf and an `|` more: 17.
-/// let too_big = small | Pred::eq(8);
+/// let too_big = bits | Pred::any_bits(1 << 8);
 /// let err = lookback::count_if(&input, &too_big);
 /// assert!(matches!(err, Err(Error::PredicateTooComplex { instructions: 17, depth: 2 })));
 /// # Ok(()) }
@@ -47,8 +58,9 @@ pub const MAX_INSTRUCTIONS: usize = 16;
 /// # if !lookback::kernels_built() { return Ok(()) }
 /// use lookback::{Error, Pred};
 /// let input = stream.clone_htod(&[0u32, 3, 8, 9])?;
-/// // Right-nested, every leaf waits on the stack for the ones after it: depth 8 (and 15 instructions).
-/// let mut deep = Pred::gt(0u32);
+/// // Right-nested, every leaf waits on the stack for the ones after it: depth 8 (and 15 instructions,
+/// // kept as written because of the bit test).
+/// let mut deep = Pred::any_bits(u32::MAX);
 /// for k in 1..8 {
 ///     deep = Pred::ne(k) & deep;
 /// }
@@ -97,13 +109,17 @@ struct Term<T> {
 /// Comparisons follow IEEE rules for floats: every comparison with NaN is false except `ne`, and
 /// `-0.0 == 0.0`. `f16`/`bf16` compare exactly (as their `f32` widening).
 ///
-/// On the device a predicate compiles to at most [`MAX_INSTRUCTIONS`] instructions (one per leaf and per
-/// `and`/`or`/`not`) with an operand stack of at most [`MAX_DEPTH`]; a larger one is rejected with
+/// On the device, a predicate made of comparisons (every leaf but the bit tests), of any shape and size,
+/// compiles to the set of values it selects: one interval is a single comparison pair, as fast as one
+/// comparison (`between(a, b) & ne(c) & !is_nan()` with `c` outside it, `ge(a) & lt(b)`, `eq(1) | eq(2)`,
+/// …), and up to 8 intervals are tested together without the instruction-by-instruction interpreter
+/// (`lt(500) & (ne(-1) | eq(0))` is `[i32::MIN, -2] ∪ [0, 499]`; a set with fewer holes than intervals,
+/// such as `ne(a) & ne(b)`, is tested as its holes). Any other predicate runs as written: at most
+/// [`MAX_INSTRUCTIONS`] instructions (one per leaf and per `and`/`or`/`not`) with an operand stack of at
+/// most [`MAX_DEPTH`]; a larger one is rejected with
 /// [`Error::PredicateTooComplex`](crate::Error::PredicateTooComplex) when used. On the host
 /// ([`eval`](Pred::eval), the `host` functions) any size and nesting works, in time proportional to the
-/// size and with a fixed amount of stack; so do cloning, comparing, formatting and dropping. A
-/// conjunction of range tests that selects one interval (`between(a, b) & ne(c) & !is_nan()` with `c`
-/// outside it, `ge(a) & lt(b)`, …) compiles to a single comparison pair, as fast as one comparison.
+/// size and with a fixed amount of stack; so do cloning, comparing, formatting and dropping.
 ///
 /// # Example
 /// ```
@@ -407,10 +423,11 @@ mod tests {
 
     #[test]
     fn compiles_to_postfix() {
-        let p = (Pred::lt(5i32) & Pred::gt(1)) | !Pred::eq(3);
+        // A bit test keeps the program as written (comparisons alone fold: fold.rs).
+        let p = (Pred::lt(5i32) & Pred::gt(1)) | !Pred::any_bits(3);
         let prog = p.program().unwrap();
         let ops: Vec<u8> = prog.op[..prog.len as usize].to_vec();
-        let want = [Opcode::Lt, Opcode::Gt, Opcode::And, Opcode::Eq, Opcode::Not, Opcode::Or];
+        let want = [Opcode::Lt, Opcode::Gt, Opcode::And, Opcode::AnyBits, Opcode::Not, Opcode::Or];
         assert_eq!(ops, want.map(|o| o as u8));
         assert_eq!(prog.a[0], 5);
         assert_eq!(prog.a[3], 3);
@@ -427,13 +444,14 @@ mod tests {
     #[test]
     fn depth_counts_only_what_is_pending() {
         // Left-nested chains need two stack slots however long they are.
-        let mut left = Pred::lt(0u32);
+        // (A bit test keeps them as written.)
+        let mut left = Pred::any_bits(1u32);
         for k in 0..7 {
             left = left & Pred::ne(k);
         }
         assert_eq!(left.program().unwrap().len, 15);
         // Right-nested chains need one slot per level.
-        let mut right = Pred::lt(0u32);
+        let mut right = Pred::any_bits(1u32);
         for k in 0..7 {
             right = Pred::ne(k) & right;
         }
@@ -444,11 +462,17 @@ mod tests {
 
     #[test]
     fn too_many_instructions_is_an_error() {
-        let mut p = Pred::lt(0u16);
+        let mut p = Pred::all_bits(1u16);
         for k in 0..8 {
             p = p | Pred::eq(k);
         }
         assert!(matches!(p.program(), Err(Error::PredicateTooComplex { instructions: 17, .. })));
+        // Without the bit test the same shape folds: [0, 7].
+        let mut p = Pred::lt(0u16);
+        for k in 0..8 {
+            p = p | Pred::eq(k);
+        }
+        assert_eq!(p.program().unwrap().len, 1);
     }
 
     #[test]

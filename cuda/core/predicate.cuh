@@ -4,7 +4,11 @@
 // program. Instructions push or combine truth *masks* — bit k is item k of the thread — rather than single
 // booleans, so the interpreter's dispatch (a uniform branch on the opcode) is paid once per instruction
 // for all of a thread's items, and `and`/`or`/`not` cost one integer operation. A compound predicate
-// therefore costs about one compare per item per leaf, which the memory-bound kernels hide.
+// therefore costs about one compare per item per leaf. Its dispatch still cost a memory-bound kernel real
+// speed (a five-instruction `|` predicate ran select_if at 0.70 of memcpy against 0.96 for one leaf), so
+// the host folds every predicate made of comparisons into the set of values it selects (src/pred/fold.rs)
+// and sends that instead: one leaf for one interval, or a ranges program (`eval_ranges`). Only
+// predicates with bit tests, or of more than PRED_MAX_RANGES intervals, reach the interpreter loop.
 #pragma once
 #include "ops.cuh"
 #include "types.cuh"
@@ -28,9 +32,17 @@ enum : uint8_t {
     PRED_AND = 12,
     PRED_OR = 13,
     PRED_NOT = 14,
+    PRED_RANGES = 15,   // first opcode of a ranges program (eval_ranges); the second holds RANGES_* flags
 };
 constexpr int PRED_MAX_INSTRUCTIONS = 16;
 constexpr int PRED_MAX_DEPTH = 8;
+// Must match src/pred/fold.rs (MAX_RANGES) and src/pred/program.rs (the flags).
+constexpr uint32_t PRED_MAX_RANGES = 8;
+enum : uint8_t {
+    RANGES_INVERT = 1,    // select the items in no interval
+    RANGES_NAN_TEST = 2,  // NaN items take RANGES_NAN_IN rather than what the intervals decide
+    RANGES_NAN_IN = 4,
+};
 
 struct PredProgram {
     uint32_t len;
@@ -91,6 +103,42 @@ __device__ __forceinline__ uint32_t eval_leaf(const PredProgram& p, uint32_t i, 
     }
 }
 
+// Mask of the items in one of the `p.len` closed intervals of a ranges program, then inverted and NaN
+// decided by the flags. Integer types test `(unsigned)(x - lo) <= width` (`b` holds the width: one add
+// and one compare); floats compare in the accumulator type, where NaN lies in no interval. The first
+// four intervals are unrolled with uniform guards, so their bounds are read straight from the kernel
+// parameters; more take a loop (at most PRED_MAX_RANGES, checked on the host).
+template <class T, int N>
+__device__ __forceinline__ uint32_t eval_ranges(const PredProgram& p, const T (&x)[N]) {
+    using A = typename Acc<T>::type;
+    using U = typename Bits<sizeof(T)>::type;
+    constexpr uint32_t ALL = N == 32 ? 0xffffffffu : (1u << N) - 1;
+    auto in_range = [&](uint32_t i) {
+        if constexpr (std::is_integral_v<T>) {
+            const U lo = (U)p.a[i], width = (U)p.b[i];
+            return leaf_mask(x, [&](A, T t) { return (U)((U)t - lo) <= width; });
+        } else {
+            const A lo = Acc<T>::load(from_bits<T>((U)p.a[i])), hi = Acc<T>::load(from_bits<T>((U)p.b[i]));
+            return leaf_mask(x, [&](A v, T) { return lo <= v && v <= hi; });
+        }
+    };
+    uint32_t m = 0;
+#pragma unroll
+    for (uint32_t i = 0; i < 4; ++i)
+        if (i < p.len) m |= in_range(i);
+#pragma unroll 1
+    for (uint32_t i = 4; i < p.len; ++i) m |= in_range(i);
+    const uint8_t flags = p.op[1];
+    if (flags & RANGES_INVERT) m = ~m & ALL;
+    if constexpr (!std::is_integral_v<T>) {
+        if (flags & RANGES_NAN_TEST) {
+            const uint32_t nan = leaf_mask(x, [&](A, T t) { return pred_is_nan(t); });
+            m = (flags & RANGES_NAN_IN) ? (m | nan) : (m & ~nan);
+        }
+    }
+    return m;
+}
+
 // Evaluates `p` on N ≤ 32 items; bit k of the result is item k.
 //
 // The stack lives in registers as a shift register: `top` is the top of the stack and s[0..) the entries
@@ -98,11 +146,12 @@ __device__ __forceinline__ uint32_t eval_leaf(const PredProgram& p, uint32_t i, 
 // depth is data (the same for every thread), so indexing an array by it would cost a compare and a select
 // per entry on every push and pop; moves cost one instruction per entry and the top is a plain register.
 // Every leaf is one uniform branch (the opcode) and one compare per item. A program of one leaf (the
-// common case) skips the loop and the stack.
+// common case) skips the loop and the stack, and so does a ranges program.
 template <class T, int N>
 __device__ __forceinline__ uint32_t eval_predicate(const PredProgram& p, const T (&x)[N]) {
     static_assert(N <= 32, "one 32-bit mask per thread");
     constexpr uint32_t ALL = N == 32 ? 0xffffffffu : (1u << N) - 1;
+    if (p.op[0] == PRED_RANGES) return eval_ranges(p, x);
     if (p.len == 1) return eval_leaf(p, 0, x);
     constexpr int BELOW = PRED_MAX_DEPTH - 1;  // entries under the top
     uint32_t top = 0;

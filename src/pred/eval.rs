@@ -43,7 +43,7 @@ fn run<T: Element, S: Stack>(front: &[Term<T>], back: &[Term<T>], x: T, mut stac
 
 /// One leaf: `v` and `bits` are the item widened and as bits.
 #[inline]
-fn test<T: Element>(op: Opcode, v: T::Acc, bits: u64, a: T, b: T) -> bool {
+pub(super) fn test<T: Element>(op: Opcode, v: T::Acc, bits: u64, a: T, b: T) -> bool {
     match op {
         Opcode::True => true,
         Opcode::Lt => v < a.to_acc(),

@@ -1,13 +1,26 @@
-//! Compiling a predicate to the device program. The terms are already in the device's postfix order, so
-//! this checks the limits and copies; the size and depth are known before anything is copied, so a
-//! predicate of a million terms is rejected at the cost of folding it (fold.rs: one loop), not of
-//! walking it as a tree.
-use super::{MAX_DEPTH, MAX_INSTRUCTIONS, Term, fold};
+//! Compiling a predicate to the device program: the folded form when it folds (fold.rs), else the terms
+//! as written, which are already in the device's postfix order, so this checks the limits and copies. The
+//! size and depth are known before anything is copied, so a predicate of a million terms is rejected at
+//! the cost of folding it (one loop), not of walking it as a tree.
+#[cfg(test)]
+use super::Opcode;
+use super::fold::{self, Folded, Ranges};
+use super::{MAX_DEPTH, MAX_INSTRUCTIONS, Term};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
 
-/// The compiled form: mirrors `PredProgram` of `cuda/core/predicate.cuh`, field for field.
+/// The first opcode of a ranges program (`PRED_RANGES` in `cuda/core/predicate.cuh`); its second is
+/// the flags below.
+const RANGES: u8 = 15;
+const INVERT: u8 = 1;
+const NAN_TEST: u8 = 2;
+const NAN_IN: u8 = 4;
+
+/// The compiled form: mirrors `PredProgram` of `cuda/core/predicate.cuh`, field for field. Either postfix
+/// instructions (`len` of them), or, when `op[0]` is `RANGES`, `len` intervals: `a[i]` the low bound and
+/// `b[i]` the high one, or for integer types the interval's width `hi - lo` (the device tests
+/// `(unsigned)(x - lo) <= width`, one compare).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct PredProgram {
@@ -30,19 +43,38 @@ impl Default for PredProgram {
 /// # Errors
 /// [`Error::PredicateTooComplex`] past [`MAX_INSTRUCTIONS`] or [`MAX_DEPTH`].
 pub(super) fn compile<T: Element>(terms: &VecDeque<Term<T>>, depth: usize) -> Result<PredProgram> {
-    // A conjunction of range tests that is one interval compiles to one leaf (fold.rs); the host's `eval`
-    // keeps the terms as written.
-    let folded = fold::fold(terms);
-    let (len, depth) = if folded.is_some() { (1, 1) } else { (terms.len(), depth) };
-    if len > MAX_INSTRUCTIONS || depth > MAX_DEPTH {
-        return Err(Error::PredicateTooComplex { instructions: len, depth });
+    // The host's `eval` keeps the terms as written: it is the reference the folded form is tested against.
+    match fold::fold(terms) {
+        Some(Folded::Leaf(leaf)) => {
+            let mut p = PredProgram { len: 1, ..PredProgram::default() };
+            put(&mut p, 0, &leaf);
+            Ok(p)
+        }
+        Some(Folded::Ranges(r)) => Ok(ranges(&r)),
+        None => {
+            if terms.len() > MAX_INSTRUCTIONS || depth > MAX_DEPTH {
+                return Err(Error::PredicateTooComplex { instructions: terms.len(), depth });
+            }
+            let mut p = PredProgram { len: terms.len() as u32, ..PredProgram::default() };
+            terms.iter().enumerate().for_each(|(i, t)| put(&mut p, i, t));
+            Ok(p)
+        }
     }
-    let mut p = PredProgram { len: len as u32, ..PredProgram::default() };
-    match &folded {
-        Some(leaf) => put(&mut p, 0, leaf),
-        None => terms.iter().enumerate().for_each(|(i, t)| put(&mut p, i, t)),
+}
+
+/// The ranges program of `r` (at most `fold::MAX_RANGES` ≤ `MAX_INSTRUCTIONS` intervals).
+fn ranges<T: Element>(r: &Ranges<T>) -> PredProgram {
+    let mut p = PredProgram { len: r.bounds.len() as u32, ..PredProgram::default() };
+    p.op[0] = RANGES;
+    p.op[1] =
+        if r.invert { INVERT } else { 0 } | r.nan.map_or(0, |selected| NAN_TEST | if selected { NAN_IN } else { 0 });
+    let mask = if size_of::<T>() == 8 { u64::MAX } else { (1u64 << (8 * size_of::<T>())) - 1 };
+    for (i, &(lo, hi)) in r.bounds.iter().enumerate() {
+        p.a[i] = lo.to_bits();
+        // Two's complement: the bit patterns' difference is the values' distance for signed types too.
+        p.b[i] = if T::DTYPE.is_integer() { hi.to_bits().wrapping_sub(lo.to_bits()) & mask } else { hi.to_bits() };
     }
-    Ok(p)
+    p
 }
 
 /// Instruction `i`; combinators carry zero operands, which is what the device expects of them.
@@ -51,3 +83,60 @@ fn put<T: Element>(p: &mut PredProgram, i: usize, t: &Term<T>) {
     p.a[i] = t.a.to_bits();
     p.b[i] = t.b.to_bits();
 }
+
+#[cfg(test)]
+impl PredProgram {
+    /// What the device's `eval_predicate` gives for `x`, written again here from its definition: the tests
+    /// hold every compiled program to the predicate as written (`Pred::eval`).
+    pub(super) fn eval_as_device<T: Element>(&self, x: T) -> bool {
+        let v = x.to_acc();
+        let nan = v.partial_cmp(&v).is_none();
+        let value = |bits: u64| T::from_bits(bits);
+        if self.op[0] == RANGES {
+            let mask = if size_of::<T>() == 8 { u64::MAX } else { (1u64 << (8 * size_of::<T>())) - 1 };
+            let inside = (0..self.len as usize).any(|i| {
+                if T::DTYPE.is_integer() {
+                    x.to_bits().wrapping_sub(self.a[i]) & mask <= self.b[i]
+                } else {
+                    value(self.a[i]).to_acc() <= v && v <= value(self.b[i]).to_acc()
+                }
+            });
+            let flags = self.op[1];
+            let selected = inside != (flags & INVERT != 0);
+            return if flags & NAN_TEST != 0 && nan { flags & NAN_IN != 0 } else { selected };
+        }
+        let mut stack = Vec::new();
+        for i in 0..self.len as usize {
+            let op = OPCODES[self.op[i] as usize];
+            let r = match op {
+                Opcode::And | Opcode::Or => {
+                    let (r, l): (bool, bool) = (stack.pop().unwrap(), stack.pop().unwrap());
+                    if op == Opcode::And { l & r } else { l | r }
+                }
+                Opcode::Not => !stack.pop().unwrap(),
+                _ => super::eval::test(op, v, x.to_bits(), value(self.a[i]), value(self.b[i])),
+            };
+            stack.push(r);
+        }
+        stack.pop().unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+const OPCODES: [Opcode; 15] = [
+    Opcode::True,
+    Opcode::Lt,
+    Opcode::Le,
+    Opcode::Gt,
+    Opcode::Ge,
+    Opcode::Eq,
+    Opcode::Ne,
+    Opcode::Between,
+    Opcode::IsNan,
+    Opcode::IsFinite,
+    Opcode::AnyBits,
+    Opcode::AllBits,
+    Opcode::And,
+    Opcode::Or,
+    Opcode::Not,
+];
