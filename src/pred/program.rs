@@ -68,13 +68,18 @@ fn ranges<T: Element>(r: &Ranges<T>) -> PredProgram {
     p.op[0] = RANGES;
     p.op[1] =
         if r.invert { INVERT } else { 0 } | r.nan.map_or(0, |selected| NAN_TEST | if selected { NAN_IN } else { 0 });
-    let mask = if size_of::<T>() == 8 { u64::MAX } else { (1u64 << (8 * size_of::<T>())) - 1 };
+    let mask = bits_mask::<T>();
     for (i, &(lo, hi)) in r.bounds.iter().enumerate() {
         p.a[i] = lo.to_bits();
         // Two's complement: the bit patterns' difference is the values' distance for signed types too.
         p.b[i] = if T::DTYPE.is_integer() { hi.to_bits().wrapping_sub(lo.to_bits()) & mask } else { hi.to_bits() };
     }
     p
+}
+
+/// The bits a value of `T` occupies in a zero-extended operand.
+fn bits_mask<T>() -> u64 {
+    u64::MAX >> (64 - 8 * size_of::<T>())
 }
 
 /// Instruction `i`; combinators carry zero operands, which is what the device expects of them.
@@ -93,10 +98,11 @@ impl PredProgram {
         let nan = v.partial_cmp(&v).is_none();
         let value = |bits: u64| T::from_bits(bits);
         if self.op[0] == RANGES {
-            let mask = if size_of::<T>() == 8 { u64::MAX } else { (1u64 << (8 * size_of::<T>())) - 1 };
+            // The device computes in the item type's unsigned type: every operand is cut to its width.
+            let width = |v: u64| if size_of::<T>() == 8 { v } else { v & ((1u64 << (8 * size_of::<T>())) - 1) };
             let inside = (0..self.len as usize).any(|i| {
                 if T::DTYPE.is_integer() {
-                    x.to_bits().wrapping_sub(self.a[i]) & mask <= self.b[i]
+                    width(x.to_bits().wrapping_sub(self.a[i])) <= width(self.b[i])
                 } else {
                     value(self.a[i]).to_acc() <= v && v <= value(self.b[i]).to_acc()
                 }
