@@ -508,7 +508,9 @@ fn keyed_user_operators_replay_with_device_sizes() {
     const POISON_U32: u32 = 0xdead_0bad;
     for (r, n) in sizes(capacity, tile, 21).into_iter().enumerate() {
         let key_data: Vec<u32> = runs(capacity, 50.0, r as u64);
-        let value_data: Vec<u64> = random_vec(capacity, 100 + r as u64, 0.0);
+        // Odd multipliers (bit 32): even ones would make a run's composition forget its first items.
+        let value_data: Vec<u64> =
+            random_vec::<u64>(capacity, 100 + r as u64, 0.0).into_iter().map(|v| v | 1 << 32).collect();
         stream.memcpy_htod(&key_data, &mut keys).unwrap();
         stream.memcpy_htod(&value_data, &mut values).unwrap();
         set_count(&stream, &mut count, n);

@@ -35,19 +35,19 @@ fn mat_mul(x: Mat, y: Mat) -> Mat {
 fn mat_op() -> UserScanOp<Mat, Mat> {
     // SAFETY: pure code over a and b.
     unsafe {
-        UserScanOp::from_body(
-            "Mat r;\n\
-             r.m[0] = (uint16_t)(a.m[0] * b.m[0] + a.m[1] * b.m[2]);\n\
-             r.m[1] = (uint16_t)(a.m[0] * b.m[1] + a.m[1] * b.m[3]);\n\
-             r.m[2] = (uint16_t)(a.m[2] * b.m[0] + a.m[3] * b.m[2]);\n\
-             r.m[3] = (uint16_t)(a.m[2] * b.m[1] + a.m[3] * b.m[3]);\n\
-             return r;",
-            "Mat{{1, 0, 0, 1}}",
-            mat_mul,
-            Mat { m: [1, 0, 0, 1] },
-        )
+        UserScanOp::from_body(&mat_body("Mat", "uint16_t"), "Mat{{1, 0, 0, 1}}", mat_mul, Mat { m: [1, 0, 0, 1] })
     }
     .unwrap()
+}
+
+/// The CUDA body of a 2×2 matrix product `a · b` of struct `name` (field `m[4]`, row-major) whose entries
+/// are `elem`, wrapping.
+fn mat_body(name: &str, elem: &str) -> String {
+    let entry = |r: usize| {
+        let (i, j) = (r / 2 * 2, r % 2);
+        format!("r.m[{r}] = ({elem})(a.m[{i}] * b.m[{j}] + a.m[{}] * b.m[{}]);\n", i + 1, j + 2)
+    };
+    format!("{name} r;\n{}return r;", (0..4).map(entry).collect::<String>())
 }
 
 /// The crate's affine recurrence over f32, scanned into h[t] with h[-1] = 0.
@@ -256,10 +256,22 @@ fn user_scans_compile_without_a_gpu() {
     check("sum u32", &user_sum_u32());
     check("sum i64", &user_sum_i64());
     check("matrix u16", &mat_op());
+    check("matrix u8", &mat4_op());
     check("affine f32", &affine_op());
     check("u8 flags -> u64", &flags_to_offsets());
     check("f32 squares -> f64", &squares_f64());
     check("16-byte items -> u64", &quad_total());
+}
+
+#[test]
+fn the_matrix_body_is_the_product() {
+    assert_eq!(
+        mat_body("Mat", "uint16_t"),
+        "Mat r;\nr.m[0] = (uint16_t)(a.m[0] * b.m[0] + a.m[1] * b.m[2]);\n\
+         r.m[1] = (uint16_t)(a.m[0] * b.m[1] + a.m[1] * b.m[3]);\n\
+         r.m[2] = (uint16_t)(a.m[2] * b.m[0] + a.m[3] * b.m[2]);\n\
+         r.m[3] = (uint16_t)(a.m[2] * b.m[1] + a.m[3] * b.m[3]);\nreturn r;"
+    );
 }
 
 #[test]
@@ -373,14 +385,49 @@ fn a_user_sum_equals_the_built_in_bit_for_bit() {
     }
 }
 
+/// Random matrices of determinant 1, `[[1 + xy, x], [y, 1]]`: their products never collapse. Products of
+/// matrices with random entries mod 2^16 reach the zero matrix within a few dozen items, after which every
+/// prefix is zero whatever order tiles were combined in, and a test of the order could not fail.
 fn random_mats(n: usize, seed: u64) -> Vec<Mat> {
     let mut r = Rng::new(seed);
     (0..n)
         .map(|_| {
             let v = r.next_u64();
-            Mat { m: [v as u16, (v >> 16) as u16, (v >> 32) as u16, (v >> 48) as u16] }
+            let (x, y) = (v as u16, (v >> 16) as u16);
+            Mat { m: [x.wrapping_mul(y).wrapping_add(1), x, y, 1] }
         })
         .collect()
+}
+
+/// A 2×2 matrix of u8, multiplied mod 2^8: a non-commutative operator with a 4-byte accumulator (status
+/// words that hold the value beside the tag, `PackedState` in `cuda/core/tile_state.cuh`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mat4 {
+    m: [u8; 4],
+}
+// SAFETY: #[repr(C)], no padding, every bit pattern valid; the CUDA struct has the same layout.
+unsafe impl DeviceRepr for Mat4 {}
+unsafe impl DeviceType for Mat4 {
+    const CUDA_NAME: &'static str = "Mat4";
+    const CUDA_DECL: &'static str = "struct Mat4 { uint8_t m[4]; };";
+}
+
+fn mat4_op() -> UserScanOp<Mat4, Mat4> {
+    let mul = |x: Mat4, y: Mat4| {
+        let [a, b, c, d] = x.m;
+        let [e, f, g, h] = y.m;
+        let dot = |p: u8, q: u8, r: u8, s: u8| p.wrapping_mul(q).wrapping_add(r.wrapping_mul(s));
+        Mat4 { m: [dot(a, e, b, g), dot(a, f, b, h), dot(c, e, d, g), dot(c, f, d, h)] }
+    };
+    // SAFETY: pure code over a and b.
+    unsafe { UserScanOp::from_body(&mat_body("Mat4", "uint8_t"), "Mat4{{1, 0, 0, 1}}", mul, Mat4 { m: [1, 0, 0, 1] }) }
+        .unwrap()
+}
+
+/// Random u8 matrices of determinant 1 (see `random_mats`).
+fn random_mat4s(n: usize, seed: u64) -> Vec<Mat4> {
+    random_mats(n, seed).into_iter().map(|m| Mat4 { m: m.m.map(|v| v as u8) }).collect()
 }
 
 #[test]
@@ -392,6 +439,24 @@ fn a_non_commutative_integer_operator_is_exact() {
         let input = random_mats(n, 3 + n as u64);
         check_exact(&stream, "matrix inclusive", &input, None, &op, poison);
         check_exact(&stream, "matrix exclusive", &input, Some(Mat { m: [2, 1, 1, 1] }), &op, poison);
+    }
+}
+
+/// A non-commutative operator with a 4-byte accumulator, exact: tile order in the classic look-back and in
+/// the persistent look-ahead's ordered fold, at the tile boundaries and over hundreds of tiles (a
+/// look-ahead step covers up to 256), from a few items to 2^23.
+#[test]
+fn a_non_commutative_four_byte_operator_is_exact() {
+    let Some(stream) = rtc_gpu() else { return };
+    let op = mat4_op();
+    let poison = Mat4 { m: [0xAD; 4] };
+    let p = lookback::__private::pipe_scan_tile_items(4);
+    let mut sizes = boundary_sizes(4, 4);
+    sizes.extend([255 * p + 1, 257 * p - 3, 700 * p + 5, 1 << 23]);
+    for n in sizes {
+        let input = random_mat4s(n, 11 + n as u64);
+        check_exact(&stream, "u8 matrix inclusive", &input, None, &op, poison);
+        check_exact(&stream, "u8 matrix exclusive", &input, Some(Mat4 { m: [2, 1, 1, 1] }), &op, poison);
     }
 }
 
@@ -490,12 +555,13 @@ fn a_bad_output_leaves_the_buffer_untouched() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
-    /// Random sizes and data: the non-commutative matrix scan and the flags-to-offsets scan equal the
-    /// host closures exactly, on both engines.
+    /// Random sizes and data: the non-commutative matrix scans (8- and 4-byte accumulators) and the
+    /// flags-to-offsets scan equal the host closures exactly, on both engines.
     #[test]
     fn random_user_scans_match_the_host(n in 0usize..(1 << 20), seed in any::<u64>()) {
         let Some(stream) = rtc_gpu() else { return Ok(()) };
         check_exact(&stream, "matrix", &random_mats(n, seed), None, &mat_op(), Mat { m: [7; 4] });
+        check_exact(&stream, "u8 matrix", &random_mat4s(n, seed), None, &mat4_op(), Mat4 { m: [7; 4] });
         let flags: Vec<u8> = random_u32(n, seed).iter().map(|v| (v % 3 == 0) as u8).collect();
         check_exact(&stream, "offsets", &flags, Some(5), &flags_to_offsets(), 0);
         let steps = random_steps(n, seed);
@@ -585,6 +651,29 @@ fn a_commutative_user_sum_equals_the_built_in() {
             ws.reduce_user_into(&d_in, &mut total, &op).unwrap();
             let want = input.iter().fold(0u32, |a, &x| a.wrapping_add(x));
             assert_eq!(stream.clone_dtoh(&total).unwrap(), [want, 2], "{engine:?} reduce n={n}");
+        }
+    }
+}
+
+/// Compute-sanitizer cases (`run.sh sanitize BIN sanitizer_cases`): the 4-byte user sum and the u8 matrix
+/// scan (both not declared commutative: the look-ahead's ordered fold), inclusive and
+/// exclusive, on both engines, from one item to a few hundred tiles.
+#[test]
+fn sanitizer_cases() {
+    let Some(stream) = rtc_gpu() else { return };
+    let (sum, mats) = (user_sum_u32(), mat4_op());
+    let p = lookback::__private::pipe_scan_tile_items(4);
+    for engine in [Engine::Classic, Engine::Persistent] {
+        let mut ws = Workspace::new(&stream);
+        ws.set_engine(engine);
+        for n in [1, 1000, p + 1, 300 * p + 7] {
+            let words = random_u32(n, n as u64);
+            let got = run_user_scan(&mut ws, &stream, &words, None, &sum, 0xDEAD_BEEF);
+            assert_eq!(got, host::inclusive_scan_user(&words, &sum), "{engine:?} sum n={n}");
+            let input = random_mat4s(n, n as u64);
+            let init = Mat4 { m: [2, 1, 1, 1] };
+            let got = run_user_scan(&mut ws, &stream, &input, Some(init), &mats, Mat4 { m: [0xAD; 4] });
+            assert_eq!(got, host::exclusive_scan_user(&input, init, &mats), "{engine:?} matrix n={n}");
         }
     }
 }

@@ -38,6 +38,8 @@ constexpr int PRED_MAX_INSTRUCTIONS = 16;
 constexpr int PRED_MAX_DEPTH = 8;
 // Must match src/pred/fold.rs (MAX_RANGES) and src/pred/program.rs (the flags).
 constexpr uint32_t PRED_MAX_RANGES = 8;
+// A ranges program keeps interval i's bounds in a[i] and b[i].
+static_assert(PRED_MAX_RANGES <= PRED_MAX_INSTRUCTIONS, "a ranges program's intervals fit its operand arrays");
 enum : uint8_t {
     RANGES_INVERT = 1,    // select the items in no interval
     RANGES_NAN_TEST = 2,  // NaN items take RANGES_NAN_IN rather than what the intervals decide
