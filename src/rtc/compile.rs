@@ -68,6 +68,10 @@ pub(crate) fn compile(ctx: &Arc<CudaContext>, program: &str, half: bool) -> Resu
 pub(crate) fn compile_for(arch: &str, program: &str, half: bool) -> Result<Compiled> {
     let started = Instant::now();
     let mut options = vec!["-std=c++17".to_string(), format!("-arch={arch}")];
+    // Experiments only (the module docs): options ahead of the header folders, in the cache key like the rest.
+    if let Some(extra) = std::env::var_os("LOOKBACK_NVRTC_FLAGS") {
+        options.extend(extra.to_string_lossy().split_whitespace().map(str::to_string));
+    }
     if half {
         let dirs = cuda_include_dirs().ok_or(Error::CudaHeadersNotFound)?;
         options.push("-DLOOKBACK_RTC_HALF".to_string());

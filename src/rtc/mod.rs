@@ -58,6 +58,10 @@
 //! else `$HOME/.cache/lookback`; `LOOKBACK_CACHE_DIR=off` turns it off. [`UserPred::compile`] compiles
 //! ahead of the first call and reports where the cubin came from and how long that took.
 //!
+//! `LOOKBACK_NVRTC_FLAGS` adds NVRTC options, split on whitespace, to every compile (for experiments, as
+//! `LOOKBACK_NVCC_FLAGS` is for the built-in kernels: `-D` switches that select a variant of the embedded
+//! headers, timed against the built-in kernels without rebuilding them). They are part of the cache key.
+//!
 //! # Finding NVRTC
 //! `LOOKBACK_NVRTC` (a library file), else `libnvrtc.so.13` / `libnvrtc.so` on the loader's path
 //! (`LD_LIBRARY_PATH`), else under `CUDA_HOME`, `CUDA_PATH` or `/usr/local/cuda`. Without it, calls with user
