@@ -443,8 +443,9 @@ fn a_non_commutative_integer_operator_is_exact() {
 }
 
 /// A non-commutative operator with a 4-byte accumulator, exact: tile order in the classic look-back and in
-/// the persistent look-ahead's ordered fold, at the tile boundaries and over hundreds of tiles (a
-/// look-ahead step covers up to 256), from a few items to 2^23.
+/// the persistent look-ahead's ordered fold (for 4-byte accumulators, rows of 32 tiles each reduced by an
+/// ordered tree: `AHEAD_ROWS`), at the tile boundaries and over hundreds of tiles (a look-ahead step
+/// covers up to 256), from a few items to 2^23.
 #[test]
 fn a_non_commutative_four_byte_operator_is_exact() {
     let Some(stream) = rtc_gpu() else { return };

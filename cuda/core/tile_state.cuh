@@ -54,8 +54,13 @@ template <class A, bool ORDERED> struct PackedState {
         uint64_t w = ((uint64_t)make_tag(epoch, state) << 32) | (uint64_t)to_bits(value);
         if (ORDERED) st_release(words + tile, w); else st_relaxed(words + tile, w);
     }
-    __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const {
-        uint64_t w = ORDERED ? ld_acquire(words + tile) : ld_relaxed(words + tile);
+    __device__ __forceinline__ unsigned read(uint64_t tile, A& value) const { return unpack(tile, word(tile), value); }
+    // `read` in two steps, for a reader that issues many loads before using any (the engine's look-ahead).
+    using Word = uint64_t;
+    __device__ __forceinline__ Word word(uint64_t tile) const {
+        return ORDERED ? ld_acquire(words + tile) : ld_relaxed(words + tile);
+    }
+    __device__ __forceinline__ unsigned unpack(uint64_t, Word w, A& value) const {
         value = from_bits<A>((typename Bits<sizeof(A)>::type)(w & 0xffffffffu));
         return tag_state((unsigned)(w >> 32), epoch);
     }
@@ -108,7 +113,7 @@ struct CountState {
     __device__ __forceinline__ unsigned read(uint64_t tile, uint64_t& count) const {
         return unpack(tile, ordered ? ld_acquire(words + tile) : ld_relaxed(words + tile), count);
     }
-    // Batched reads (persistent/engine.cuh's fold_aggregates): relaxed, so the engine takes them for unordered
+    // Batched reads (persistent/engine.cuh's fold_step): relaxed, so the engine takes them for unordered
     // states only.
     using Word = uint64_t;
     __device__ __forceinline__ Word word(uint64_t tile) const { return ld_relaxed(words + tile); }

@@ -61,9 +61,12 @@
 // stream without changing how it reads its items.
 //
 // Operators that do not commute (COMMUTATIVE = false in the Work: the segmented pair operator of the
-// run-based primitives) get the look-ahead's ordered fold: each lane folds AHEAD_PER_LANE consecutive
-// tiles in tile order and the warp reduction combines lanes in lane order, so aggregates are combined
-// exactly in tile order. Commutative Works keep the lane-major fold (and their generated code).
+// run-based primitives, a user operator not declared commutative) get the look-ahead's ordered fold:
+// each lane folds AHEAD_PER_LANE consecutive tiles in tile order and the warp reduction combines lanes in
+// lane order, so aggregates are combined exactly in tile order; reads still X are polled together
+// (wait_pending). Accumulators of at most 4 bytes instead read lane-major rows of 32 tiles, as the
+// commutative Works do, and reduce every row by one ordered tree (warp_fold_rows), folding the rows in
+// order: AHEAD_ROWS. Commutative Works keep the lane-major fold (and their generated code).
 //
 // Requirements (checked by the host): every bulk-copied input 16-byte aligned; fewer than 2^32 - 1 tiles;
 // sm_90+.
@@ -83,7 +86,7 @@ namespace lookback {
 // a device count per tile (a load that misses the small L1 beside the ring, on the critical path).
 __shared__ uint64_t engine_items;
 
-// How the look-ahead warp reads a step's status words (fold_aggregates). Batched reads are relaxed
+// How the look-ahead warp reads a step's status words (fold_step). Batched reads are relaxed
 // loads, so the engine reads an ordered state (in-place compaction) serially, with acquire, whatever the
 // Work asks.
 enum class AheadReads : int {
@@ -92,10 +95,14 @@ enum class AheadReads : int {
     predicated,  // 8 per lane issued together; lanes past the step's end load nothing
 };
 
+// Whether a status state reads in two steps (Word, word(t), unpack(t, w, value)).
+template <class S, class = void> struct StateHasWord : std::false_type {};
+template <class S> struct StateHasWord<S, std::void_t<typename S::Word>> : std::true_type {};
+
 // Defaults for the optional parts of a Work (derive from it).
 struct PipeWorkDefaults {
     static constexpr bool PUBLISH_WARP = false;
-    // Whether the look-ahead issues a step's status loads together (fold_aggregates). Chosen per Work by
+    // Whether the look-ahead issues a step's status loads together (fold_step). Chosen per Work by
     // measurement (benches/log, 2026-11-30): faster for reduce_by_key and the scans by key; slower for
     // the position-carrying runs Works (encodings, unique_by_key) and unstable for compaction.
     static constexpr bool BATCHED_LOOKAHEAD = false;
@@ -169,7 +176,7 @@ __host__ __device__ constexpr int pow2_at_least(int x) { return x <= 1 ? 1 : 2 *
 //   publisher warp (see `publish_tiles`); warp_sum<Op>(x); scan_warp_totals<Op, WARPS>(totals, w,
 //   exclusive, aggregate); needs_prefix(p) (false: the compute warps wait for no prefix but the last
 //   tile's, and the look-ahead frees slots too); BATCHED_LOOKAHEAD (clamped batched reads in
-//   fold_aggregates, chosen at compile time; the state then needs Word, word(t) and unpack(t, w, value),
+//   fold_step, chosen at compile time; the state then needs Word, word(t) and unpack(t, w, value),
 //   and its loads must need no acquire ordering: RunsPairState's, an unordered WideState's).
 // Optional: Kept with reduce_tile(p, slot, tile_smem, start, valid, kept) and prepare_tile(p, slot,
 // tile_smem, start, valid, kept): what each thread keeps in registers from its reduce to its warp's
@@ -234,6 +241,13 @@ template <class Work> struct PipeEngine {
     using A = typename Work::A;
     using Op = typename Work::Op;
     using State = typename Work::State;
+    // Order-sensitive folds of accumulators of at most 4 bytes read lane-major rows (fold_step). Only user
+    // operators not declared commutative take it: the built-in non-commutative Works carry pairs of 8
+    // bytes or more. User sum ÷ built-in sum at 2^24, H100, 2026-12-07 (benches/log/2026-12-07.md,
+    // "Ordered look-ahead variants" and "Rows and joint polls"): i32 1.050-1.056 → 0.978-1.000, f32
+    // 1.016-1.046 → 1.013-1.024. The rows cost 8-byte accumulators more in shuffles than they save (f64
+    // 1.036-1.045 → 1.082-1.091), so those keep lane-contiguous reads and poll together (wait_pending).
+    static constexpr bool AHEAD_ROWS = !COMMUTATIVE && sizeof(A) <= 4;
 
     struct Storage {
         uint64_t full[STAGES];   // slot loaded (tx bytes) and its tile id written
@@ -374,26 +388,59 @@ template <class Work> struct PipeEngine {
     }
 
     // Tile of this lane's i-th status read in a step from `cursor`: lane-major (tile cursor + 32i + lane)
-    // for commutative operators; lane-contiguous (cursor + PER_LANE·lane + i) otherwise, so that folding i
-    // in order and then the lanes in lane order is tile order.
+    // for commutative operators and AHEAD_ROWS; lane-contiguous (cursor + PER_LANE·lane + i) otherwise, so
+    // that folding i in order and then the lanes in lane order is tile order.
     template <int PER_LANE = AHEAD_PER_LANE>
     static __device__ __forceinline__ uint64_t ahead_tile(uint64_t cursor, int i) {
-        if constexpr (COMMUTATIVE) return cursor + 32 * i + lane_id();
+        if constexpr (COMMUTATIVE || AHEAD_ROWS) return cursor + 32 * i + lane_id();
         else return cursor + PER_LANE * lane_id() + i;
     }
 
-    // Aggregates of tiles [cursor, min(cursor + 32·PER_LANE, end)), folded (lane-major). Every state
-    // is packed: one load (a word, or a 16-byte entry) gives a tile's status and value.
+    // Polls a step's reads that found X until each is A (v[i] then holds its aggregate). Lane-contiguous
+    // reads (operators that do not commute) put a step's newest tiles, the ones most likely still X, in
+    // the same lane, one after another: polling each until it turns took a round trip per such tile after
+    // the first. So for them every pending read is issued again together, one round trip per poll (a state
+    // with word/unpack, read unordered). Lane-major reads spread the newest tiles over the lanes.
+    template <int PER_LANE>
+    static __device__ __forceinline__ void wait_pending(const State& state, uint64_t cursor, A (&v)[PER_LANE],
+                                                        unsigned (&st)[PER_LANE]) {
+        if constexpr (!COMMUTATIVE && !AHEAD_ROWS && StateHasWord<State>::value) {
+            if (!Work::ordered(state)) {
+                for (;;) {
+                    typename State::Word w[PER_LANE];
+#pragma unroll
+                    for (int i = 0; i < PER_LANE; ++i)
+                        if (st[i] == STATUS_X) w[i] = state.word(ahead_tile<PER_LANE>(cursor, i));
+                    bool pending = false;
+#pragma unroll
+                    for (int i = 0; i < PER_LANE; ++i)
+                        if (st[i] == STATUS_X) {
+                            st[i] = state.unpack(ahead_tile<PER_LANE>(cursor, i), w[i], v[i]);
+                            pending |= st[i] == STATUS_X;
+                        }
+                    if (!pending) return;
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+            while (st[i] == STATUS_X) st[i] = state.read(ahead_tile<PER_LANE>(cursor, i), v[i]);
+        }
+    }
+
+    // `running` ⊕ the aggregates of tiles [cursor, end), end ≤ cursor + 32·PER_LANE, for every lane.
+    // Every state is packed: one load (a word, or a 16-byte entry) gives a tile's status and value.
     // Batched reads (clamped, predicated) issue every load of the step before using any: one L2 round
     // trip per step. Serial reads test load i, under its `t < end` branch, before load i+1, and the
     // compiler issues the loads one round trip apart (ncu: 8 dependent L2 loads per step for the runs
-    // Works). Which is faster depends on the Work and even its mode, and not in a way understood so far:
+    // Works; for the 4-byte user scans nvdisasm shows them predicated and issued together, 2026-12-07).
+    // Which is faster depends on the Work and even its mode, and not in a way understood so far:
     // clamped batches made reduce_by_key, the scans by key and the 8-byte scans faster and the
     // position-carrying runs Works slower (2026-11-30); for compaction, predicated batches are the
     // fastest out of place and the slowest in place, clamped ones the fastest for count_if
     // (benches/log, 2026-12-01).
     template <AheadReads KIND, int PER_LANE>
-    static __device__ __forceinline__ A fold_aggregates(const State& state, uint64_t cursor, uint64_t end) {
+    static __device__ __forceinline__ A fold_step(const State& state, uint64_t cursor, uint64_t end, A running) {
         const A identity = Op::template identity<A>();
         A v[PER_LANE];
         unsigned st[PER_LANE];
@@ -411,10 +458,7 @@ template <class Work> struct PipeEngine {
                 v[i] = identity;
                 st[i] = t < end ? state.unpack(t, w[i], v[i]) : STATUS_A;
             }
-#pragma unroll
-            for (int i = 0; i < PER_LANE; ++i) {
-                while (st[i] == STATUS_X) st[i] = state.read(ahead_tile<PER_LANE>(cursor, i), v[i]);
-            }
+            wait_pending<PER_LANE>(state, cursor, v, st);
         } else {
 #pragma unroll
             for (int i = 0; i < PER_LANE; ++i) {
@@ -422,15 +466,17 @@ template <class Work> struct PipeEngine {
                 v[i] = identity;
                 st[i] = t < end ? state.read(t, v[i]) : STATUS_A;
             }
-#pragma unroll
-            for (int i = 0; i < PER_LANE; ++i) {
-                while (st[i] == STATUS_X) st[i] = state.read(ahead_tile<PER_LANE>(cursor, i), v[i]);
-            }
+            wait_pending<PER_LANE>(state, cursor, v, st);
         }
-        A part = identity;
+        if constexpr (AHEAD_ROWS) {
+            // Row i (tiles cursor + 32i …) reduced in lane order, the rows folded in order: tile order.
+            return warp_fold_rows<Op, PER_LANE>(running, v, (int)((end - cursor + 31) / 32));
+        } else {
+            A part = identity;
 #pragma unroll
-        for (int i = 0; i < PER_LANE; ++i) part = Op::apply(part, v[i]);
-        return part;
+            for (int i = 0; i < PER_LANE; ++i) part = Op::apply(part, v[i]);
+            return Op::apply(running, warp_reduce<Op>(part));
+        }
     }
 
     // Deterministic order (LB_DETERMINISTIC, order-sensitive operators), grouped by position only, as the
@@ -536,12 +582,12 @@ template <class Work> struct PipeEngine {
             const uint64_t tile = s.tile_id[slot];
             if (tile == END) return;
             while (cursor < tile) {
-                // Lane-major order (lane l holds tiles l, l+32, …) is not tile order: fine for the
-                // commutative operators of ops.cuh; float sums differ from sequential order by rounding
-                // only, as with any parallel scan. Non-commutative Works read lane-contiguous tiles
-                // (ahead_tile), and warp_reduce combines lanes in lane order: tile order.
+                // Lane-major order (lane l holds tiles l, l+32, …) folded per lane is not tile order:
+                // fine for the commutative operators of ops.cuh; float sums differ from sequential order
+                // by rounding only, as with any parallel scan. Non-commutative Works fold in tile order
+                // (ahead_tile, fold_step).
                 const uint64_t step_end = min(cursor + 32 * (uint64_t)PER_LANE, tile);
-                running = Op::apply(running, warp_reduce<Op>(fold_aggregates<KIND, PER_LANE>(state, cursor, step_end)));
+                running = fold_step<KIND, PER_LANE>(state, cursor, step_end, running);
                 cursor = step_end;
             }
             if (lane_id() == 0) {

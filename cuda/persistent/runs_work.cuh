@@ -8,9 +8,9 @@
 // What a tile reduces to. The scanned value is the classic agent's pair (count, payload): count = run
 // heads (non-trivial runs: markers, the second items of runs longer than one), payload = the segmented
 // reduction of the current run's values (reduce_by_key) or the global index of the latest head (the
-// encodings; a max). The pair operator is associative but does not
-// commute, so the Work says COMMUTATIVE = false and the engine folds other tiles' aggregates in tile order
-// (lane-contiguous reads, then a lane-ordered warp reduction); inside a tile everything is in item order:
+// encodings; a max). The pair operator is associative but does not commute, so the Work says
+// COMMUTATIVE = false and the engine folds other tiles' aggregates in tile order (lane-contiguous reads
+// polled together, then a lane-ordered warp reduction); inside a tile everything is in item order:
 // a lane's items, then the lanes of a round (warp scans), then rounds, then warps (the engine's warp
 // totals).
 //
