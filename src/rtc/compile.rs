@@ -64,14 +64,21 @@ pub(crate) fn compile(ctx: &Arc<CudaContext>, program: &str, half: bool) -> Resu
     compile_for(&arch(ctx)?, program, half)
 }
 
+/// The options every compile for `arch` starts with: the language, the architecture, then `extra`
+/// (`LOOKBACK_NVRTC_FLAGS`, for experiments: the module docs) split on whitespace. All of them are part of
+/// the cache key.
+fn base_options(arch: &str, extra: Option<&std::ffi::OsStr>) -> Vec<String> {
+    let mut options = vec!["-std=c++17".to_string(), format!("-arch={arch}")];
+    if let Some(extra) = extra {
+        options.extend(extra.to_string_lossy().split_whitespace().map(str::to_string));
+    }
+    options
+}
+
 /// [`compile`] for architecture `arch` (`sm_90`), which needs no GPU.
 pub(crate) fn compile_for(arch: &str, program: &str, half: bool) -> Result<Compiled> {
     let started = Instant::now();
-    let mut options = vec!["-std=c++17".to_string(), format!("-arch={arch}")];
-    // Experiments only (the module docs): options ahead of the header folders, in the cache key like the rest.
-    if let Some(extra) = std::env::var_os("LOOKBACK_NVRTC_FLAGS") {
-        options.extend(extra.to_string_lossy().split_whitespace().map(str::to_string));
-    }
+    let mut options = base_options(arch, std::env::var_os("LOOKBACK_NVRTC_FLAGS").as_deref());
     if half {
         let dirs = cuda_include_dirs().ok_or(Error::CudaHeadersNotFound)?;
         options.push("-DLOOKBACK_RTC_HALF".to_string());
@@ -165,6 +172,16 @@ mod tests {
         // A log that names no user line (an error in a header) keeps the log alone.
         let other = "core/ops.cuh(3): error: something".to_string();
         assert!(matches!(compile_error(program, other), Error::Compile { line: None, .. }));
+    }
+
+    #[test]
+    fn extra_flags_follow_the_architecture_and_change_the_key() {
+        assert_eq!(base_options("sm_90", None), ["-std=c++17", "-arch=sm_90"]);
+        let flags = std::ffi::OsStr::new("  -DLB_X=1\t-DLB_Y ");
+        let with = base_options("sm_90", Some(flags));
+        assert_eq!(with, ["-std=c++17", "-arch=sm_90", "-DLB_X=1", "-DLB_Y"]);
+        assert_eq!(base_options("sm_90", Some(std::ffi::OsStr::new(" "))), base_options("sm_90", None));
+        assert_ne!(cache_key("p", &with, (13, 0)), cache_key("p", &base_options("sm_90", None), (13, 0)));
     }
 
     #[test]
