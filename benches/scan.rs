@@ -38,7 +38,7 @@ usage: cargo bench --bench scan -- [OPTIONS]
                             entries; with f32 and f64 only), reduce_sum and arg_min (the
                             reductions: the input read once, one value written; GB/s counts the
                             bytes read)
-  --backoff FIRST:POLL,...  also time inclusive_sum on i32 with each look-back back-off (ns),
+  --backoff FIRST:POLL,...  also time inclusive_sum of each type with each look-back back-off (ns),
                             labelled inclusive_sum@FIRST:POLL
   --engine E                auto (default), classic or persistent (sm_90+): the scan kernel structure;
                             rows are labelled name[classic] / name[persistent] unless auto
@@ -142,7 +142,7 @@ impl Algo {
 
 type Args = common::Args<Algo>;
 
-/// The common flags (`--backoff` takes a list: a sweep of the inclusive sum).
+/// The common flags (`--backoff` takes a list: a sweep of the inclusive sum of each type).
 fn parse_args(argv: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     common::parse_args(argv, CSV_NAME, &ElemType::ALL, &Algo::DEFAULT, Algo::parse)
 }
@@ -760,20 +760,13 @@ fn print_compile(row: &str, ty: &str, log2n: u32, r: &CompileReport) {
     );
 }
 
-/// The rows to time for each element type: the chosen algorithms with default back-off, plus the
-/// back-off sweep on i32 (which brings i32 in even if `--types` left it out).
+/// The rows to time for each element type of `--types`: the chosen algorithms with default back-off,
+/// then the inclusive sum under each back-off of the sweep.
 fn plan(args: &Args) -> Vec<(ElemType, Vec<RowSpec>)> {
     let algos = common::paired(&args.algos, Algo::base);
-    let defaults = || algos.iter().map(|&algo| RowSpec { algo, backoff: None }).collect::<Vec<_>>();
-    let mut plan: Vec<(ElemType, Vec<RowSpec>)> = args.types.iter().map(|&t| (t, defaults())).collect();
-    if !args.backoffs.is_empty() {
-        let sweep = args.backoffs.iter().map(|&b| RowSpec { algo: Algo::InclusiveSum, backoff: Some(b) });
-        match plan.iter_mut().find(|(t, _)| *t == ElemType::I32) {
-            Some((_, specs)) => specs.extend(sweep),
-            None => plan.push((ElemType::I32, sweep.collect())),
-        }
-    }
-    plan
+    let sweep = args.backoffs.iter().map(|&b| RowSpec { algo: Algo::InclusiveSum, backoff: Some(b) });
+    let specs = || algos.iter().map(|&algo| RowSpec { algo, backoff: None }).chain(sweep.clone()).collect();
+    args.types.iter().map(|&t| (t, specs())).collect()
 }
 
 fn run(args: &Args, stream: &Arc<CudaStream>) -> BoxResult<()> {
