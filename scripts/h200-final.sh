@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole device check of a build, one call (carry target/bundle.tar.xz; ~7 minutes):
+# The whole device check of a build, one call (carry target/bundle.tar.xz; ~9 minutes):
 #   here:    scripts/bundle-cub.sh --cub --no-examples &&
 #            tar cf - -C target gpu-bundle | xz -T1 --lzma2=preset=3,dict=256MiB > target/bundle.tar.xz
 #            (the large dictionary folds the binaries' identical kernel images: ~20-30 MB; wait for xz to
@@ -7,7 +7,7 @@
 #   device:  scripts/h200-final.sh
 # Every test binary (LOOKBACK_REQUIRE_GPU=1), compute-sanitizer on the scan, select, runs and determinism
 # sanitizer cases (and partition3's i32 edge cases), then the scan / select / runs benches from 2^10 to 2^30 (Auto
-# engine; runs at 2^28 also persistent; other scan types at 2^22-2^28, f64 runs at 2^20-2^28) with CUB timed in the same process
+# engine; runs at 2^28 also persistent; other scan types at 2^10-2^28 with 2^21 and 2^23, f64 runs at 2^16-2^28) with CUB timed in the same process
 # after each row it has (cub:<row> lines, lookback/cub).
 # Prints a summary (also $OUT/summary-final.txt): test results, sanitizer summaries, the 2^16 and 2^28
 # rows, and every row slower than CUB. Full logs and CSVs, packed after each step so that a call cut
@@ -38,7 +38,9 @@ if [ "${FINAL_BENCHES:-1}" = 1 ]; then
 sizes=10,12,14,16,18,20,22,24,26,28,30
 echo "== benches (2^16 and 2^28 rows; then every row slower than CUB, 2^10-2^30)"
 timeout 100 $b/bench-scan --sizes $sizes --reps 20 >$OUT/bench-scan.txt 2>&1
-timeout 60 env -u OUT $b/bench-scan --sizes 22,24,28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum \
+# The other types at every even size up to 2^28, with 2^21 and 2^23 beside the engines' switch (32 MB: 2^22 8-byte items):
+# the classic f64 sum's 13 % behind CUB at 2^21 (benches/log/2026-12-07.md, 23:17) fell between 2^20 and 2^22.
+timeout 150 env -u OUT $b/bench-scan --sizes 10,12,14,16,18,20,21,22,23,24,26,28 --reps 20 --types u8,i64,f16,f64 --algos inclusive_sum \
   --csv $OUT/bench-scan-types.csv >$OUT/bench-scan-types.txt 2>&1
 # Deterministic float sums against the default (t/base on each _det row).
 timeout 60 env -u OUT $b/bench-scan --sizes 20,24,28 --reps 20 --types f32,f64 --algos inclusive_sum_det,exclusive_sum_det \
@@ -53,7 +55,7 @@ timeout 150 $b/bench-runs --sizes $sizes --reps 20 >$OUT/bench-runs.txt 2>&1
 timeout 60 env -u OUT $b/bench-runs --sizes 28 --reps 20 --engine persistent --csv $OUT/bench-runs-persistent.csv \
   >$OUT/bench-runs-persistent.txt 2>&1
 # 8-byte keys and values (the 16-byte status entries of the 8-byte reductions).
-timeout 90 env -u OUT $b/bench-runs --sizes 20,22,24,26,28 --reps 20 --types f64 --csv $OUT/bench-runs-f64.csv \
+timeout 120 env -u OUT $b/bench-runs --sizes 16,18,20,21,22,23,24,26,28 --reps 20 --types f64 --csv $OUT/bench-runs-f64.csv \
   >$OUT/bench-runs-f64.txt 2>&1
 pack
 for f in bench-scan bench-scan-types bench-select bench-runs bench-runs-persistent bench-runs-f64; do
