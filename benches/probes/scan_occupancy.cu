@@ -4,7 +4,8 @@
 // Why (benches/log/2026-12-07.md, 23:17): ptxas gives the f64 sum kernel 40 registers where every other scan
 // kernel gets 30-32, so 6 blocks of 256 threads fit an SM instead of 8, and the classic f64 sum ran 3-15 %
 // behind the i64 one at 2^21-2^24 on the H100 (13 % behind CUB at 2^21). A minimum of 8 blocks caps it at 32
-// registers with 28 bytes of spills (7 blocks round to the same 32). The f64 max takes 36 registers (7 blocks).
+// registers with 28 bytes of spills (7 blocks round to the same 32). The f64 max takes 36 registers: 6 blocks
+// too, since registers are given per warp in units of 256.
 // This probe times each budget.
 //
 // Every variant's output is checked against a host scan on poisoned buffers before it is timed (values are
