@@ -47,51 +47,49 @@ def cuobjdump(*args):
     return subprocess.run([tool, *args], check=True, capture_output=True, text=True).stdout
 
 
-def res_usage(fatbin):
-    """name -> (registers, stack, static shared) from `cuobjdump -res-usage`."""
-    out, name = {}, None
-    for line in cuobjdump("-res-usage", fatbin).splitlines():
-        m = re.search(r"Function (\S+):", line)
+def by_kernel(text, header):
+    """(kernel, line) for each line of cuobjdump's text after a line naming a kernel (`header`'s group 1)."""
+    name = None
+    for line in text.splitlines():
+        m = re.search(header, line)
         if m:
             name = m.group(1)
-            continue
+        elif name:
+            yield name, line
+
+
+def res_usage(fatbin):
+    """name -> (registers, stack, static shared) from `cuobjdump -res-usage`."""
+    out = {}
+    for name, line in by_kernel(cuobjdump("-res-usage", fatbin), r"Function (\S+):"):
         m = re.search(r"REG:(\d+) STACK:(\d+) SHARED:(\d+)", line)
-        if m and name:
+        if m and name not in out:
             out[name] = tuple(int(x) for x in m.groups())
-            name = None
     return out
 
 
 def max_threads(fatbin):
     """name -> the launch bound's threads per block (EIATTR_MAX_THREADS of the kernel's .nv.info)."""
-    out, name, want = {}, None, False
-    for line in cuobjdump("-elf", fatbin).splitlines():
-        m = re.match(r"\.nv\.info\.(\S+)$", line.strip())
-        if m:
-            name = m.group(1)
-            continue
+    out, want = {}, None
+    for name, line in by_kernel(cuobjdump("-elf", fatbin), r"^\.nv\.info\.(\S+)$"):
         if "EIATTR_MAX_THREADS" in line:
-            want = True
-            continue
-        if want and line.strip().startswith("Value:") and name:
+            want = name
+        elif want == name and line.strip().startswith("Value:"):
             x, y, z = (int(v, 16) for v in line.split()[1:4])
             out[name] = x * y * z
-            want = False
+            want = None
     return out
 
 
 def local_accesses(fatbin):
     """name -> (local stores, local loads) counted in the SASS."""
-    out, name = {}, None
-    for line in cuobjdump("-sass", fatbin).splitlines():
-        m = re.match(r"\s*Function : (\S+)", line)
-        if m:
-            name = m.group(1)
-            out[name] = [0, 0]
-        elif name and re.search(r"\bSTL(\.\w+)*\s", line):
-            out[name][0] += 1
-        elif name and re.search(r"\bLDL(\.\w+)*\s", line):
-            out[name][1] += 1
+    out = {}
+    for name, line in by_kernel(cuobjdump("-sass", fatbin), r"^\s*Function : (\S+)"):
+        counts = out.setdefault(name, [0, 0])
+        if re.search(r"\bSTL(\.\w+)*\s", line):
+            counts[0] += 1
+        elif re.search(r"\bLDL(\.\w+)*\s", line):
+            counts[1] += 1
     return out
 
 
