@@ -94,7 +94,21 @@ def local_accesses(fatbin):
 
 
 def blocks_per_sm(regs, shared, threads):
-    """Resident blocks per SM on sm_90, and what limits them."""
+    """Resident blocks per SM on sm_90, and what limits them (figures of main 9d864e0's kernels).
+
+    >>> blocks_per_sm(40, 17568, 256)  # lookback_scan_sum_f64
+    (6, 'regs')
+    >>> blocks_per_sm(36, 17568, 256)  # lookback_scan_max_f64: 36 registers are given as 40
+    (6, 'regs')
+    >>> blocks_per_sm(32, 17504, 256)  # lookback_scan_sum_i32
+    (8, 'threads')
+    >>> blocks_per_sm(56, 37984, 192)  # lookback_heads_runs_k4_v0: 6 by registers and by shared memory
+    (6, 'regs')
+    >>> blocks_per_sm(64, 31840, 192)  # lookback_heads_sum_k4_f32
+    (5, 'regs')
+    >>> blocks_per_sm(118, 2176, 352)  # lookback_pipe_scan_sum_f64 (its ring is dynamic: not counted)
+    (1, 'regs')
+    """
     if not threads:
         return None, "?"
     warps = -(-threads // 32)
